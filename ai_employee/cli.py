@@ -1,0 +1,235 @@
+"""`ai-employee` command line: index, search, eval, status."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ai_employee.progress import counter, index_progress, stderr
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from rag.evaluation import evaluate, load_questions
+from rag.index.builder import IndexReport
+from rag.index.discovery import read_exclude_file
+from rag.retrieval import MODES
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
+stdout = Console()
+
+
+def _setup_logging() -> None:
+    level = os.environ.get("AIE_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def _fail(message: str) -> None:
+    stderr.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(1)
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _print_report(report: IndexReport) -> None:
+    if report.up_to_date:
+        stdout.print(f"[green]Index is up to date[/] (snapshot {report.version}, {report.chunks} chunks)")
+        return
+    t = report.timings
+    stdout.print(
+        f"[bold green]Indexed[/] {report.indexed} of {report.files} files → {report.chunks} chunks in {report.seconds:.1f} s · snapshot {report.version}"
+    )
+    stdout.print(
+        f"  added {len(report.added)} · changed {len(report.changed)} · removed {len(report.removed)} · "
+        f"unchanged {report.unchanged} · newly embedded chunks {report.embedded} "
+        f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"
+    )
+    stdout.print(
+        "  time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in t.items() if seconds >= 0.05)
+    )
+    if report.rebuild_reason:
+        stdout.print(f"  [yellow]full rebuild:[/] {report.rebuild_reason}")
+    if report.skipped:
+        table = Table(title=f"Skipped {len(report.skipped)} file(s)", show_lines=False, title_justify="left")
+        table.add_column("file", overflow="fold")
+        table.add_column("reason", overflow="fold")
+        for name, reason in sorted(report.skipped.items()):
+            table.add_row(name, reason)
+        stdout.print(table)
+
+
+def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None, show_progress: bool) -> IndexReport:
+    loader = kb.loader()
+    try:
+        with index_progress(show_progress) as view:
+            return kb.builder(loader).build(paths, exclude, view)
+    finally:
+        loader.close()
+
+
+@app.command()
+def index(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Folders or files to index (default: the previous ones).")] = None,
+    exclude_file: Annotated[Optional[Path], typer.Option(help="File listing paths or globs to leave out.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Build or refresh the knowledge base from documents (incremental; the old index serves until done)."""
+    kb = KnowledgeBase.default()
+    try:
+        exclude = read_exclude_file(exclude_file) if exclude_file else None
+        report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        _print_report(report)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="The question, in your own words.")],
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or bm25.")] = "hybrid",
+    path: Annotated[Optional[str], typer.Option(help="Only files under this folder (or this file).")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Find the passages that best match a question."""
+    if mode not in MODES:
+        _fail(f"--mode must be one of {', '.join(MODES)}")
+    kb = KnowledgeBase.default()
+    try:
+        hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path)  # type: ignore[arg-type]
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(
+            {
+                "query": query,
+                "mode": mode,
+                "index_version": kb.retriever.snapshot.version,
+                "took_ms": round(timings.total_ms, 2),
+                "hits": [h.to_dict() for h in hits],
+            }
+        )
+        return
+    if not hits:
+        stdout.print("No matching passages.")
+        return
+    for rank, hit in enumerate(hits, start=1):
+        c = hit.chunk
+        where = " › ".join(p for p in (c.title, c.section) if p)
+        page = f", p. {c.page}" if c.page else ""
+        ranks = " ".join(f"{name}#{r}" for name, r in sorted(hit.ranks.items()))
+        stdout.print(f"[bold]{rank}.[/] [cyan]{c.file}[/]{page} · {where} · v{c.doc_version} [dim]({ranks})[/]")
+        text = (c.lead + "\n" if c.lead else "") + c.text
+        text = text if len(text) <= 400 else text[:400] + "…"
+        stdout.print("   " + text.replace("\n", "\n   "), highlight=False)
+    stderr.print(f"[dim]{timings.total_ms:.0f} ms (query embedding {timings.embed_ms:.0f} ms)[/]")
+
+
+@app.command(name="eval")
+def eval_(
+    dataset_dir: Annotated[Path, typer.Argument(help="A dataset folder with docs/ and questions.jsonl.")],
+    questions: Annotated[Optional[Path], typer.Option(help="Questions file (default DATASET_DIR/questions.jsonl).")] = None,
+    exclude_file: Annotated[Optional[Path], typer.Option(help="Files under docs/ to leave out of the index.")] = None,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or bm25.")] = "hybrid",
+    top_k: Annotated[int, typer.Option("--top-k", min=1)] = 100,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N questions.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Where to write one JSON line per question.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR."""
+    if mode not in MODES:
+        _fail(f"--mode must be one of {', '.join(MODES)}")
+    docs = dataset_dir / "docs"
+    questions_path = questions or dataset_dir / "questions.jsonl"
+    if not docs.is_dir():
+        _fail(f"{docs} is not a folder")
+    if not questions_path.is_file():
+        _fail(f"{questions_path} not found")
+    settings = Settings()
+    try:
+        exclude = read_exclude_file(exclude_file) if exclude_file else []
+        rows = load_questions(questions_path)
+    except ValueError as exc:
+        _fail(str(exc))
+    rows = rows[:limit] if limit else rows
+    tag = dataset_dir.resolve().name
+    if exclude:
+        tag += "-x" + hashlib.sha256("\n".join(sorted(exclude)).encode()).hexdigest()[:8]
+    kb = KnowledgeBase(settings, settings.data_dir / "eval" / tag)
+    show = not as_json or sys.stderr.isatty()
+    try:
+        report = _index(kb, [docs], exclude, show_progress=show)
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    retriever = kb.retriever
+    with counter("questions", len(rows), enabled=show) as advance:
+        metrics = evaluate(rows, lambda q: retriever.search(q, top_k=top_k, mode=mode), out, advance)  # type: ignore[arg-type]
+    result = {
+        "dataset": str(dataset_dir),
+        "questions_file": str(questions_path),
+        "mode": mode,
+        "top_k": top_k,
+        "index_version": report.version,
+        "chunks": report.chunks,
+        **metrics.to_dict(),
+        "results": str(out),
+    }
+    if as_json:
+        _print_json(result)
+        return
+    stdout.print(
+        f"[bold]{tag}[/] · {mode} · {metrics.answerable} answerable of {metrics.questions} questions · "
+        f"{report.chunks} chunks"
+    )
+    stdout.print(
+        "  " + "  ".join(f"recall@{k} {v:.3f}" for k, v in metrics.recall.items()) + f"  MRR@10 {metrics.mrr_at_10:.3f}"
+    )
+    stdout.print(f"  per-question results: {out}")
+
+
+@app.command()
+def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Show the live snapshot: version, files, chunks, embedding model."""
+    kb = KnowledgeBase.default()
+    manifest = kb.store.current_manifest()
+    if manifest is None:
+        _fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
+    info = {
+        "version": manifest.version,
+        "created": manifest.created,
+        "roots": manifest.roots,
+        "files": len(manifest.files),
+        "skipped": len(manifest.skipped),
+        "chunks": manifest.chunk_count,
+        "embedding_model": manifest.embedding_model,
+        "dim": manifest.dim,
+        "dense_index": manifest.dense_index,
+    }
+    if as_json:
+        _print_json(info)
+    else:
+        for key, value in info.items():
+            stdout.print(f"{key:>16}: {value}")
+
+
+def main() -> None:
+    _setup_logging()
+    app()
+
+
+if __name__ == "__main__":
+    main()

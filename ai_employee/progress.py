@@ -1,0 +1,61 @@
+"""Terminal progress for long work (indexing, evaluation), drawn on stderr so stdout stays clean."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from rag.index.builder import IndexProgress
+
+stderr = Console(stderr=True)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[detail]}", style="dim"),
+        console=stderr,
+        transient=False,
+    )
+
+
+class IndexProgressView:
+    """Turns IndexProgress events into a files bar and an embeddings bar."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._tasks: dict[str, TaskID] = {}
+
+    def __call__(self, event: IndexProgress) -> None:
+        label = {"parse": "files", "embed": "embeddings", "build": "index", "done": "index"}[event.stage]
+        if label not in self._tasks:
+            self._tasks[label] = self._progress.add_task(label, total=max(event.total, 1), detail="")
+        task = self._tasks[label]
+        detail = event.detail if len(event.detail) <= 48 else "…" + event.detail[-47:]
+        self._progress.update(task, completed=event.done, total=max(event.total, 1), detail=detail)
+
+
+@contextmanager
+def index_progress(enabled: bool = True) -> Iterator[IndexProgressView | None]:
+    if not enabled:
+        yield None
+        return
+    with _progress() as progress:
+        yield IndexProgressView(progress)
+
+
+@contextmanager
+def counter(description: str, total: int, enabled: bool = True) -> Iterator[callable]:
+    if not enabled:
+        yield lambda done: None
+        return
+    with _progress() as progress:
+        task = progress.add_task(description, total=total, detail="")
+        yield lambda done: progress.update(task, completed=done)

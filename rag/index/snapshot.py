@@ -1,0 +1,212 @@
+"""Versioned on-disk index snapshots, swapped atomically through a CURRENT pointer file.
+
+Layout under the data dir::
+
+    snapshots/<version>/manifest.json, chunks.jsonl, vectors.npy, [dense.faiss], bm25/
+    snapshots/.build-<id>/      a snapshot being written (removed if a run dies)
+    CURRENT                     name of the live snapshot, replaced with os.replace
+    index.lock                  held by the one indexing run allowed at a time
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag.index.dense import DenseIndex
+from rag.index.lexical_index import LexicalIndex
+from rag.types import Chunk
+
+FORMAT_VERSION = 1
+
+
+class IndexNotFoundError(RuntimeError):
+    pass
+
+
+class IndexBusyError(RuntimeError):
+    pass
+
+
+@dataclass
+class FileRecord:
+    hash: str
+    size: int
+    chunks: int
+    parser: str
+    title: str
+
+
+@dataclass
+class Manifest:
+    version: str
+    created: str
+    roots: list[str]
+    embedding_model: str
+    dim: int
+    tokenizer: str
+    chunking: dict[str, int]
+    dense_index: str
+    chunk_count: int
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    format: int = FORMAT_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        files = {name: FileRecord(**rec) for name, rec in data.pop("files", {}).items()}
+        return cls(files=files, **data)
+
+
+@dataclass
+class Snapshot:
+    path: Path
+    manifest: Manifest
+    chunks: list[Chunk]
+    dense: DenseIndex
+    lexical: LexicalIndex
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    def save(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.path / "chunks.jsonl", "w", encoding="utf-8") as out:
+            for chunk in self.chunks:
+                out.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
+        self.dense.save(self.path)
+        self.lexical.save(self.path)
+        # The manifest goes last: a directory without one is never treated as complete.
+        _write_atomic(self.path / "manifest.json", self.manifest.to_json())
+
+    @classmethod
+    def load(cls, path: Path) -> Snapshot:
+        manifest = read_manifest(path)
+        with open(path / "chunks.jsonl", encoding="utf-8") as lines:
+            chunks = [Chunk.from_dict(json.loads(line)) for line in lines]
+        dense = DenseIndex.load(path)
+        lexical = LexicalIndex.load(path, len(chunks))
+        if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count):
+            raise IndexNotFoundError(f"snapshot {path.name} is inconsistent; run `ai-employee index` again")
+        return cls(path, manifest, chunks, dense, lexical)
+
+
+def read_manifest(path: Path) -> Manifest:
+    data = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    if data.get("format") != FORMAT_VERSION:
+        raise IndexNotFoundError(f"snapshot {path.name} has an unsupported format; rebuild the index")
+    return Manifest.from_dict(data)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_tree(path: Path) -> None:
+    for item in path.rglob("*"):
+        if item.is_file():
+            with open(item, "rb") as handle:
+                os.fsync(handle.fileno())
+
+
+class SnapshotStore:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.snapshots = data_dir / "snapshots"
+        self._pointer = data_dir / "CURRENT"
+
+    def current_version(self) -> str | None:
+        try:
+            return self._pointer.read_text(encoding="utf-8").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def current_path(self) -> Path:
+        version = self.current_version()
+        if version is None or not (self.snapshots / version / "manifest.json").exists():
+            raise IndexNotFoundError(
+                f"no index in {self.data_dir}; build one with `ai-employee index PATH` (or set AIE_DATA_DIR)"
+            )
+        return self.snapshots / version
+
+    def current_manifest(self) -> Manifest | None:
+        try:
+            return read_manifest(self.current_path())
+        except IndexNotFoundError:
+            return None
+
+    def load_current(self) -> Snapshot:
+        return Snapshot.load(self.current_path())
+
+    def new_build_dir(self) -> Path:
+        path = self.snapshots / f".build-{uuid.uuid4().hex[:12]}"
+        path.mkdir(parents=True)
+        return path
+
+    def publish(self, build_dir: Path, version: str, keep: int) -> Path:
+        """Make a finished build the live snapshot; readers see either the old one or the new one."""
+        _fsync_tree(build_dir)
+        final = self.snapshots / version
+        os.replace(build_dir, final)
+        _write_atomic(self._pointer, version + "\n")
+        self._prune(keep)
+        return final
+
+    def remove_stale_builds(self) -> list[str]:
+        """Delete leftovers of runs that died mid-way (call while holding the lock)."""
+        removed = []
+        if self.snapshots.exists():
+            for path in self.snapshots.glob(".build-*"):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path.name)
+        return removed
+
+    def _prune(self, keep: int) -> None:
+        live = self.current_version()
+        finished = sorted(
+            (p for p in self.snapshots.iterdir() if p.is_dir() and not p.name.startswith(".")),
+            key=lambda p: p.name,
+            reverse=True,
+        )
+        for path in finished[max(keep, 1) :]:
+            if path.name != live:
+                shutil.rmtree(path, ignore_errors=True)
+
+    def lock(self) -> _IndexLock:
+        return _IndexLock(self.data_dir / "index.lock")
+
+
+class _IndexLock:
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._handle: Any = None
+
+    def __enter__(self) -> _IndexLock:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self._path, "a+")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise IndexBusyError("another indexing run is in progress on this data directory") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._handle, fcntl.LOCK_UN)
+        self._handle.close()

@@ -1,0 +1,72 @@
+"""BM25 tokenizer for Chinese (jieba), Latin-script and mixed text."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+import jieba
+import Stemmer
+
+TOKENIZER_NAME = "aie-lexical-v2"
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+_WORD = rf"[^\W_{_CJK}]+"
+_TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")
+
+# Function words that carry no topic: they only add noise to BM25 scores.
+_ZH_STOP = frozenset(
+    "的 了 和 与 及 或 是 在 有 为 对 把 被 就 都 而 也 要 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 "
+    "什么 怎么 怎么办 怎样 如何 吗 呢 吧 啊 呀 么 哪些 哪个 是否 可以 能 能否 会 应该 应当 需要 一个 "
+    "之 其 所 以 于 则 即 由 从 等 中 上 下 个 该 此 将 已 并 但 如果 因为 所以 请问 一下 还是 还有 没有 "
+    "多少 几 谁 哪 时候 情况 问题 现在 之后 以后 之前 以前".split()
+)
+_EN_STOP = frozenset(
+    "a an the and or but if then else of to in on at by for with from as is are was were be been being "
+    "it its this that these those there here i me my we our you your he him his she her they them their "
+    "what which who whom whose when where why how do does did doing have has had having can could "
+    "would should will shall may might must not no nor so than too very s t just about into over "
+    "under again further once all any both each few more most other some such only own same up down out off".split()
+)
+
+_log = logging.getLogger(__name__)
+_jieba_lock = threading.Lock()
+_jieba_ready = False
+
+
+def _ensure_jieba() -> None:
+    global _jieba_ready
+    if _jieba_ready:
+        return
+    with _jieba_lock:
+        if not _jieba_ready:
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba_ready = True
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, width-normalised tokens: jieba search-mode words for CJK runs, stemmed words otherwise."""
+    _ensure_jieba()
+    text = unicodedata.normalize("NFKC", text).lower()
+    tokens: list[str] = []
+    stem = _stemmer().stemWord
+    for match in _TOKEN.finditer(text):
+        cjk, word = match.groups()
+        if cjk:
+            tokens.extend(t for t in jieba.cut_for_search(cjk) if t not in _ZH_STOP)
+        elif word not in _EN_STOP:
+            tokens.append(stem(word) if word.isascii() else word)
+    return tokens
+
+
+def tokenize_many(texts: list[str]) -> list[list[str]]:
+    return [tokenize(t) for t in texts]

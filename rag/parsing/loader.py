@@ -1,0 +1,151 @@
+"""Turn a file into a ParsedDocument, or say precisely why it was skipped."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rag.parsing.markdown import parse_markdown, split_front_matter
+from rag.parsing.mineru_blocks import content_list_to_blocks, document_title, infer_heading_levels
+from rag.parsing.mineru_worker import MIDDLE_JSON_NAME, MinerUOptions, MinerUWorker, ParserFailure
+from rag.types import Block, ParsedDocument
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
+MINERU_SUFFIXES = {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm"}
+OCR_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+CONTENT_LIST_SUFFIX = "_content_list.json"
+
+_OOXML_SUFFIXES = {".docx", ".pptx", ".xlsx"}
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
+
+
+class SkipFile(Exception):
+    """The file is not indexed; `reason` goes into the index report."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def is_candidate(path: Path) -> bool:
+    name = path.name.lower()
+    suffix = path.suffix.lower()
+    return (
+        suffix in TEXT_SUFFIXES
+        or suffix in MINERU_SUFFIXES
+        or suffix in OCR_SUFFIXES
+        or name.endswith(CONTENT_LIST_SUFFIX)
+        or name == MIDDLE_JSON_NAME
+    )
+
+
+def shadowed_by_mineru_output(path: Path) -> str | None:
+    """A Markdown file MinerU wrote beside its content list is the same document: index it once."""
+    if path.suffix.lower() != ".md":
+        return None
+    siblings = [path.with_name(path.stem + CONTENT_LIST_SUFFIX)]
+    if path.name == "markdown.md":
+        siblings.append(path.with_name(MIDDLE_JSON_NAME))
+    for sibling in siblings:
+        if sibling.exists():
+            return f"same document as {sibling.name}, indexed from there"
+    return None
+
+
+class DocumentLoader:
+    def __init__(self, mineru: MinerUOptions, max_file_bytes: int = 50 * 1024 * 1024) -> None:
+        self.max_file_bytes = max_file_bytes
+        self._mineru = mineru
+        self._worker: MinerUWorker | None = None
+
+    def load(self, path: Path, rel: str, data: bytes, version: str) -> ParsedDocument:
+        """Parse `data` (the bytes of `path`); raise SkipFile with a reason on bad input."""
+        if not data:
+            raise SkipFile("empty file")
+        if len(data) > self.max_file_bytes:
+            raise SkipFile(f"too large ({len(data) / 2**20:.1f} MB > {self.max_file_bytes / 2**20:.0f} MB limit)")
+        name, suffix = path.name.lower(), path.suffix.lower()
+        meta: dict[str, str] = {}
+        if name.endswith(CONTENT_LIST_SUFFIX):
+            blocks, parser = self._content_list(data), "mineru-content-list"
+        elif suffix in TEXT_SUFFIXES:
+            meta, body = split_front_matter(_decode_text(data, suffix))
+            blocks, parser = parse_markdown(body), "markdown"
+        else:
+            _check_signature(data, suffix)
+            blocks, parser = self._with_mineru(path)
+        if not any(b.kind != "heading" and b.text.strip() for b in blocks):
+            raise SkipFile("no text found" + (" (scanned? needs OCR)" if suffix == ".pdf" else ""))
+        title = meta.get("title") or document_title(blocks) or _title_from_name(path)
+        return ParsedDocument(
+            file=rel,
+            title=title,
+            blocks=blocks,
+            version=meta.get("version") or version,
+            modified=_document_date(meta, path),
+            url=meta.get("url") or meta.get("source"),
+            parser=parser,
+        )
+
+    def _with_mineru(self, path: Path) -> tuple[list[Block], str]:
+        if self._worker is None:
+            self._worker = MinerUWorker(self._mineru)
+        try:
+            output = self._worker.parse(path)
+        except ParserFailure as exc:
+            raise SkipFile(exc.reason) from None
+        blocks = content_list_to_blocks(output.items, paged=output.paged)
+        if path.suffix.lower() == ".pdf":
+            blocks = infer_heading_levels(blocks)
+        return blocks, output.engine
+
+    def _content_list(self, data: bytes) -> list[Block]:
+        try:
+            items = json.loads(data.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SkipFile(f"corrupt MinerU content list ({exc})") from None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise SkipFile("not a MinerU content list (expected a JSON array of blocks)")
+        paged = any(i.get("page_idx") for i in items)
+        return infer_heading_levels(content_list_to_blocks(items, paged=paged))
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+def _check_signature(data: bytes, suffix: str) -> None:
+    """Catch files whose content does not match their extension before handing them to MinerU."""
+    if suffix == ".pdf" and b"%PDF" not in data[:1024]:
+        raise SkipFile("not a valid .pdf file (no PDF header)")
+    if suffix in _OOXML_SUFFIXES and not data.startswith(b"PK\x03\x04"):
+        raise SkipFile(f"not a valid {suffix} file (not an Office Open XML package)")
+
+
+def _decode_text(data: bytes, suffix: str) -> str:
+    if b"\x00" in data[:8192]:
+        raise SkipFile(f"binary content in a {suffix} file")
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise SkipFile("unknown text encoding (not UTF-8 or GB18030)")
+
+
+def _title_from_name(path: Path) -> str:
+    name = re.sub(r"[_-]+", " ", _DATE_IN_NAME.sub("", path.stem)).strip(" ()（）")
+    return name or path.stem
+
+
+def _document_date(meta: dict[str, str], path: Path) -> str:
+    for key in ("date", "updated", "effective", "modified"):
+        if meta.get(key):
+            return meta[key][:10]
+    match = _DATE_IN_NAME.fullmatch(meta.get("version", "")) or _DATE_IN_NAME.search(path.stem)
+    if match:
+        return "-".join(match.groups())
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).date().isoformat()

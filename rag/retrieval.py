@@ -1,0 +1,177 @@
+"""Hybrid retrieval: dense (FAISS) and BM25 run concurrently, fused with weighted reciprocal rank fusion."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from rag.embedding.base import Embedder
+from rag.index.snapshot import Snapshot, SnapshotStore
+from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.types import Hit
+
+Mode = Literal["hybrid", "dense", "bm25"]
+MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
+
+
+class IndexMismatchError(RuntimeError):
+    """The query embedder is not the model the index was built with."""
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    rrf_k: int = 60
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    candidates: int = 100  # per retriever, before fusion
+
+    def __post_init__(self) -> None:
+        if self.rrf_k <= 0 or self.candidates <= 0:
+            raise ValueError("rrf_k and candidates must be positive")
+        if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
+            raise ValueError("fusion weights must be non-negative and not both zero")
+
+
+@dataclass
+class SearchTimings:
+    embed_ms: float = 0.0
+    dense_ms: float = 0.0
+    bm25_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+def reciprocal_rank_fusion(
+    rankings: dict[str, list[tuple[int, float]]], weights: dict[str, float], k: int
+) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
+    """Fuse ranked (row, score) lists: score(row) = Σ weight_r / (k + rank_r). Ties keep first-seen order."""
+    fused: dict[int, float] = {}
+    ranks: dict[int, dict[str, int]] = {}
+    scores: dict[int, dict[str, float]] = {}
+    for name, ranking in rankings.items():
+        weight = weights.get(name, 1.0)
+        for rank, (row, score) in enumerate(ranking, start=1):
+            fused[row] = fused.get(row, 0.0) + weight / (k + rank)
+            ranks.setdefault(row, {})[name] = rank
+            scores.setdefault(row, {})[name] = score
+    order = sorted(fused, key=lambda row: -fused[row])
+    return [(row, fused[row], ranks[row], scores[row]) for row in order]
+
+
+class Retriever:
+    """Searches the live snapshot; picks up a newly published snapshot on the next query."""
+
+    def __init__(self, store: SnapshotStore, embedder: Embedder, fusion: FusionConfig | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.fusion = fusion or FusionConfig()
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="retrieve")
+
+    @property
+    def snapshot(self) -> Snapshot:
+        version = self.store.current_version()
+        current = self._snapshot
+        if current is None or current.version != version:
+            with self._lock:
+                if self._snapshot is None or self._snapshot.version != self.store.current_version():
+                    snapshot = self.store.load_current()
+                    self._check_compatible(snapshot)
+                    self._snapshot = snapshot
+                current = self._snapshot
+        return current
+
+    def _check_compatible(self, snapshot: Snapshot) -> None:
+        manifest = snapshot.manifest
+        if manifest.embedding_model != self.embedder.model_id:
+            raise IndexMismatchError(
+                f"the index was built with embedding model {manifest.embedding_model} (dim {manifest.dim}) "
+                f"but queries would use {self.embedder.model_id}; run `ai-employee index` to rebuild it "
+                "or set the AIE_EMBED_* variables back"
+            )
+        if manifest.dim != self.embedder.dim:
+            raise IndexMismatchError(
+                f"the index has dimension {manifest.dim} but the embedder produces {self.embedder.dim}; "
+                "run `ai-employee index` to rebuild"
+            )
+        if manifest.tokenizer != TOKENIZER_NAME:
+            raise IndexMismatchError("the index was built with another BM25 tokenizer; run `ai-employee index`")
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 10,
+        mode: Mode = "hybrid",
+        path_prefix: str | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> list[Hit]:
+        """Top-k hits for `query`; `path_prefix` keeps only files under that folder (or that file)."""
+        return self.search_timed(query, top_k, mode, path_prefix, query_vector)[0]
+
+    def search_timed(
+        self,
+        query: str,
+        top_k: int = 10,
+        mode: Mode = "hybrid",
+        path_prefix: str | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> tuple[list[Hit], SearchTimings]:
+        if not query or not query.strip():
+            raise ValueError("query must not be empty")
+        if top_k <= 0:
+            raise ValueError("top_k must be positive")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        began = time.perf_counter()
+        snapshot = self.snapshot
+        timings = SearchTimings()
+        allowed = _rows_under(snapshot, path_prefix)
+        depth = max(top_k, self.fusion.candidates)
+        rankings: dict[str, list[tuple[int, float]]] = {}
+
+        def dense() -> list[tuple[int, float]]:
+            t0 = time.perf_counter()
+            vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
+            t1 = time.perf_counter()
+            result = snapshot.dense.search(vector, depth, allowed)
+            timings.embed_ms = (t1 - t0) * 1000
+            timings.dense_ms = (time.perf_counter() - t1) * 1000
+            return result
+
+        def bm25() -> list[tuple[int, float]]:
+            t0 = time.perf_counter()
+            result = snapshot.lexical.search(tokenize(query), depth, allowed)
+            timings.bm25_ms = (time.perf_counter() - t0) * 1000
+            return result
+
+        if mode == "hybrid":
+            dense_future = self._pool.submit(dense)
+            rankings["bm25"] = bm25()
+            rankings["dense"] = dense_future.result()
+        elif mode == "dense":
+            rankings["dense"] = dense()
+        else:
+            rankings["bm25"] = bm25()
+        weights = {"dense": self.fusion.dense_weight, "bm25": self.fusion.bm25_weight}
+        fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
+        hits = [Hit(snapshot.chunks[row], score, rank, raw) for row, score, rank, raw in fused]
+        timings.total_ms = (time.perf_counter() - began) * 1000
+        return hits, timings
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+
+def _rows_under(snapshot: Snapshot, prefix: str | None) -> np.ndarray | None:
+    if not prefix:
+        return None
+    prefix = prefix.strip("/")
+    return np.array(
+        [i for i, c in enumerate(snapshot.chunks) if c.file == prefix or c.file.startswith(prefix + "/")],
+        dtype=np.int64,
+    )

@@ -1,0 +1,47 @@
+"""Sentence boundaries for Chinese, Latin-script and mixed text."""
+
+from __future__ import annotations
+
+import re
+
+_CLOSERS = re.escape("\"'”’」』》）)】]")
+# A sentence ends after CJK/Latin terminal punctuation (plus closing quotes/brackets), after a
+# Latin full stop followed by whitespace, or at a line break.
+_SENTENCE_END = re.compile(
+    rf"[。！？；!?;…]+[{_CLOSERS}]*\s*"
+    rf"|(?<!\b[A-Za-z])(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bvs)\.[{_CLOSERS}]*(?:\s+|$)"
+    r"|\n+"
+)
+_SOFT_BREAK = re.compile(r"[，、,:：]\s*|\s+")
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Split text[start:end] into contiguous sentence spans that cover it completely.
+
+    Trailing whitespace stays with the sentence before it, so spans tile the range exactly.
+    """
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    pos = start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        if match.end() > pos:
+            spans.append((pos, match.end()))
+            pos = match.end()
+    if pos < end:
+        spans.append((pos, end))
+    return spans
+
+
+def hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Cut one over-long sentence into pieces of at most `limit` chars, preferring clause breaks."""
+    pieces: list[tuple[int, int]] = []
+    pos = start
+    while end - pos > limit:
+        window_end = pos + limit
+        cut = window_end
+        for match in _SOFT_BREAK.finditer(text, pos + limit // 2, window_end):
+            cut = match.end()
+        pieces.append((pos, cut))
+        pos = cut
+    pieces.append((pos, end))
+    return pieces

@@ -1,0 +1,101 @@
+"""Shared vocabulary of the knowledge base: parsed documents, chunks and search hits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+BlockKind = Literal["heading", "text", "table"]
+SECTION_SEPARATOR = " › "
+
+
+@dataclass(frozen=True)
+class Block:
+    """One structural unit of a parsed document, in reading order."""
+
+    kind: BlockKind
+    text: str
+    level: int = 0  # heading level (1 = top); 0 for non-headings
+    page: int | None = None  # 1-based page for paged formats
+
+
+@dataclass
+class ParsedDocument:
+    """A document as the parsers hand it to the chunker."""
+
+    file: str  # path relative to the indexed root, with forward slashes
+    title: str
+    blocks: list[Block]
+    version: str  # content hash unless the document declares its own version
+    modified: str  # ISO date (YYYY-MM-DD)
+    url: str | None = None
+    parser: str = ""
+
+    def render(self) -> tuple[str, list[int]]:
+        """The parsed text that chunk offsets refer to, and each block's start offset."""
+        parts: list[str] = []
+        starts: list[int] = []
+        pos = 0
+        for block in self.blocks:
+            text = ("#" * block.level + " " + block.text) if block.kind == "heading" else block.text
+            if parts:
+                pos += 2
+            starts.append(pos)
+            parts.append(text)
+            pos += len(text)
+        return "\n\n".join(parts), starts
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable passage with everything needed to cite it."""
+
+    id: str
+    file: str
+    title: str
+    heading_path: tuple[str, ...]
+    text: str
+    start: int  # character offsets into ParsedDocument.render()[0]
+    end: int
+    page: int | None
+    page_end: int | None
+    doc_version: str
+    doc_date: str
+    url: str | None = None
+    lead: str = ""  # context shown before the text, e.g. the header of a table continued from an earlier chunk
+
+    @property
+    def section(self) -> str:
+        return SECTION_SEPARATOR.join(self.heading_path)
+
+    @property
+    def context(self) -> str:
+        """Title and heading path: what the passage is about, for embedding and BM25."""
+        return SECTION_SEPARATOR.join((self.title, *self.heading_path))
+
+    @property
+    def indexed_text(self) -> str:
+        lead = f"{self.lead}\n" if self.lead else ""
+        return f"{self.context}\n{lead}{self.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["heading_path"] = list(self.heading_path)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        return cls(**{**data, "heading_path": tuple(data["heading_path"])})
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk returned by retrieval, with the fused score and each retriever's view of it."""
+
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)  # retriever name -> 1-based rank
+    scores: dict[str, float] = field(default_factory=dict)  # retriever name -> raw score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunk": self.chunk.to_dict(), "score": self.score, "ranks": self.ranks, "scores": self.scores}

@@ -1,0 +1,104 @@
+"""The `ai-employee` command as users run it: a real process, real files, real index."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HANDBOOK, cli_env, read_jsonl
+from tests.lawref_subset import make_subset
+
+
+def run(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "ai_employee.cli", *args],
+        env=cli_env(data_dir), capture_output=True, text=True, timeout=900,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"exit {result.returncode}\nstdout: {result.stdout}\nstderr: {result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def handbook_index(shared_data_dir):
+    report = json.loads(run(shared_data_dir, "index", str(HANDBOOK), "--json").stdout)
+    return shared_data_dir, report
+
+
+def test_index_reports_every_handbook_file(handbook_index):
+    _, report = handbook_index
+    assert report["skipped"] == {}
+    assert report["indexed"] == report["files"] == 9
+    formats = {Path(name).suffix for name in report["added"]}
+    assert formats == {".md", ".pdf", ".docx", ".pptx", ".xlsx", ".html"}
+    assert report["chunks"] > 30 and report["version"]
+
+
+def test_search_json_finds_the_meal_allowance_in_chinese(handbook_index):
+    data, _ = handbook_index
+    result = json.loads(run(data, "search", "出差吃饭能报多少?", "--json", "-k", "3").stdout)
+    files = [hit["chunk"]["file"] for hit in result["hits"]]
+    assert "差旅报销制度.md" in files
+    meal = next(h for h in result["hits"] if "伙食补助" in h["chunk"]["text"])
+    assert meal["chunk"]["heading_path"] == ["第四章 伙食补助"] and meal["chunk"]["doc_version"] == "2026-09-15"
+    assert result["index_version"] == handbook_index[1]["version"]
+
+
+def test_search_text_output_shows_where_each_passage_comes_from(handbook_index):
+    data, _ = handbook_index
+    out = run(data, "search", "how long must a password be", "-k", "2").stdout
+    assert "it-security-policy.pdf, p. 1" in out and "1.1 Password rules" in out
+
+
+def test_search_modes_and_path_filter(handbook_index):
+    data, _ = handbook_index
+    for mode in ("dense", "bm25"):
+        result = json.loads(run(data, "search", "hotel per night", "--mode", mode, "--json").stdout)
+        assert result["hits"] and all(list(h["ranks"]) == [mode] for h in result["hits"])
+    filtered = json.loads(run(data, "search", "leave", "--path", "annual-leave-policy.docx", "--json").stdout)
+    assert {h["chunk"]["file"] for h in filtered["hits"]} == {"annual-leave-policy.docx"}
+
+
+def test_status(handbook_index):
+    data, report = handbook_index
+    status = json.loads(run(data, "status", "--json").stdout)
+    assert status["version"] == report["version"] and status["files"] == 9
+
+
+def test_clear_errors(tmp_path):
+    result = run(tmp_path, "search", "anything", check=False)
+    assert result.returncode == 1 and "ai-employee index" in result.stderr
+    result = run(tmp_path, "index", str(tmp_path / "missing"), check=False)
+    assert result.returncode == 1 and "no such file or folder" in result.stderr
+    result = run(tmp_path, "search", "x", "--mode", "fuzzy", check=False)
+    assert result.returncode == 1 and "--mode" in result.stderr
+
+
+def test_eval_end_to_end_on_a_lawref_subset(shared_data_dir, tmp_path):
+    dataset = make_subset(tmp_path / "lawref-mini")
+    out = tmp_path / "results.jsonl"
+    summary = json.loads(run(shared_data_dir, "eval", str(dataset), "--top-k", "20", "--out", str(out), "--json").stdout)
+    questions = read_jsonl(dataset / "questions.jsonl")
+    lines = read_jsonl(out)
+    assert [line["id"] for line in lines] == [q["id"] for q in questions]
+    first = lines[0]["results"][0]
+    assert set(first) == {"rank", "file", "text", "score"} and first["rank"] == 1
+    assert all(len(line["results"]) == 20 for line in lines)
+    assert summary["answerable"] == len(questions) and summary["recall@10"] >= 0.85
+    assert 0 < summary["mrr@10"] <= 1 and summary["recall@1"] <= summary["recall@5"] <= summary["recall@100"]
+    again = json.loads(run(shared_data_dir, "eval", str(dataset), "--mode", "bm25", "--out", str(out), "--json").stdout)
+    assert again["index_version"] == summary["index_version"], "an up-to-date index is reused"
+
+
+def test_eval_with_an_exclude_file_indexes_without_those_documents(shared_data_dir, tmp_path):
+    dataset = make_subset(tmp_path / "lawref-mini")
+    excluded = "司法解释/最高人民法院关于审理物业服务纠纷案件适用法律若干问题的解释(2020-12-29).md"
+    exclude = tmp_path / "exclude.txt"
+    exclude.write_text(f"# left out\n{excluded}\n", encoding="utf-8")
+    out = tmp_path / "results.jsonl"
+    run(shared_data_dir, "eval", str(dataset), "--exclude-file", str(exclude), "--out", str(out), "--json")
+    assert all(r["file"] != excluded for line in read_jsonl(out) for r in line["results"])

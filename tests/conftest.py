@@ -1,0 +1,61 @@
+"""Shared fixtures: real components, a per-session embedding cache so repeated text is embedded once."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+
+PROJECT = Path(__file__).resolve().parent.parent
+DATASETS = PROJECT.parent / "shared" / "datasets"
+LAWREF = DATASETS / "lawref"
+HANDBOOK = PROJECT / "examples" / "handbook"
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir whose work cache (embeddings, tokens) is shared by the whole session."""
+    return tmp_path_factory.mktemp("aie-data")
+
+
+@pytest.fixture
+def settings(shared_data_dir: Path, tmp_path: Path) -> Settings:
+    return Settings(data_dir=shared_data_dir, _env_file=None)
+
+
+@pytest.fixture
+def kb(settings: Settings, tmp_path: Path) -> KnowledgeBase:
+    """A fresh knowledge base (own snapshots) that shares the session's embedding cache."""
+    return KnowledgeBase(settings, tmp_path / "kb")
+
+
+def build(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None = None):
+    loader = kb.loader()
+    try:
+        return kb.builder(loader).build(paths, exclude)
+    finally:
+        loader.close()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def cli_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIE_")}
+    env["AIE_DATA_DIR"] = str(data_dir)
+    return env
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see the embedded default, whatever AIE_* variables the developer's shell has."""
+    for name in list(os.environ):
+        if name.startswith("AIE_") or name == "REDIS_URL":
+            monkeypatch.delenv(name, raising=False)

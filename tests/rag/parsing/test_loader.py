@@ -1,0 +1,238 @@
+"""Real files through the real parsers (MinerU flash tier in its worker process, Markdown directly)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rag.chunking import Chunker
+from rag.parsing.loader import DocumentLoader, SkipFile
+from rag.parsing.mineru_worker import MinerUOptions
+
+SECTIONS = [
+    ("1 Travel", [("1.1 Booking", "Book trains through the travel portal."), ("1.2 Meals", "The daily meal allowance is 45 EUR.")]),
+    ("2 Leave", [("2.1 Annual leave", "Employees receive 26 days of annual leave."), ("2.2 Sick leave", "Tell your manager before 10:00.")]),
+    ("3 Security", [("3.1 Passwords", "Passwords have at least 14 characters."), ("3.2 Devices", "Laptops are encrypted.")]),
+]
+
+
+@pytest.fixture(scope="module")
+def loader(tmp_path_factory):
+    home = tmp_path_factory.mktemp("mineru-home")
+    loader = DocumentLoader(MinerUOptions(home=str(home), timeout=120), max_file_bytes=2 * 1024 * 1024)
+    yield loader
+    loader.close()
+
+
+def load(loader: DocumentLoader, path: Path):
+    data = path.read_bytes()
+    return loader.load(path, path.name, data, hashlib.sha256(data).hexdigest()[:12])
+
+
+def make_pdf(path: Path) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    story = [Paragraph("Employee Handbook", styles["Title"])]
+    for chapter, sections in SECTIONS:
+        story.append(Paragraph(chapter, styles["Heading1"]))
+        for heading, body in sections:
+            story.append(Paragraph(heading, styles["Heading2"]))
+            story.append(Paragraph((body + " ") * 6, styles["BodyText"]))
+        story.append(PageBreak())
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
+
+
+def test_multi_page_pdf_keeps_pages_and_heading_hierarchy(loader, tmp_path):
+    pdf = tmp_path / "handbook.pdf"
+    make_pdf(pdf)
+    doc = load(loader, pdf)
+    assert doc.title == "Employee Handbook"
+    assert doc.parser == "mineru-flash"
+    headings = {b.text: (b.level, b.page) for b in doc.blocks if b.kind == "heading"}
+    assert headings["1 Travel"][1] == 1 and headings["2 Leave"][1] == 2 and headings["3 Security"][1] == 3
+    assert headings["1.1 Booking"][0] == headings["1 Travel"][0] + 1, "numbering gives the depth"
+    chunks = Chunker().chunk(doc)
+    meals = next(c for c in chunks if "45 EUR" in c.text)
+    assert meals.heading_path == ("1 Travel", "1.2 Meals") and meals.page == 1
+    sick = next(c for c in chunks if "before 10:00" in c.text)
+    assert sick.heading_path == ("2 Leave", "2.2 Sick leave") and sick.page == 2
+
+
+def test_docx_headings_lists_and_tables(loader, tmp_path):
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Annual Leave Policy", level=0)
+    document.add_heading("Entitlement", level=1)
+    document.add_paragraph("Full-time employees receive 26 working days of paid annual leave.")
+    document.add_heading("Long service", level=2)
+    document.add_paragraph("After five years, two extra days.", style="List Bullet")
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Years", "Days"
+    table.cell(1, 0).text, table.cell(1, 1).text = "5", "28"
+    path = tmp_path / "leave.docx"
+    document.save(str(path))
+    doc = load(loader, path)
+    assert doc.title == "Annual Leave Policy"
+    chunks = Chunker().chunk(doc)
+    entitlement = next(c for c in chunks if "26 working days" in c.text)
+    assert entitlement.heading_path == ("Entitlement",)
+    long_service = next(c for c in chunks if "two extra days" in c.text)
+    assert long_service.heading_path == ("Entitlement", "Long service")
+    assert "| Years | Days |" in long_service.text and "| 5 | 28 |" in long_service.text
+    assert all("**" not in b.text for b in doc.blocks if b.kind == "heading")
+
+
+def test_html_headings(loader, tmp_path):
+    path = tmp_path / "office.html"
+    path.write_text(
+        "<html><head><title>Office</title></head><body><h1>Office Guide</h1><p>Intro.</p>"
+        "<h2>Parking</h2><p>Spaces are assigned by lottery every quarter.</p>"
+        "<h3>Bicycles</h3><p>Bicycle parking is on the ground floor.</p></body></html>",
+        encoding="utf-8",
+    )
+    doc = load(loader, path)
+    chunks = Chunker().chunk(doc)
+    bikes = next(c for c in chunks if "Bicycle parking" in c.text)
+    assert doc.title == "Office Guide"
+    assert bikes.heading_path == ("Parking", "Bicycles")
+
+
+def test_sample_handbook_spreadsheet_and_slides(loader):
+    handbook = Path(__file__).resolve().parents[3] / "examples" / "handbook"
+    sheet = load(loader, handbook / "public-holidays-2026.xlsx")
+    assert any(b.kind == "table" and "Christmas Day" in b.text for b in sheet.blocks)
+    slides = load(loader, handbook / "benefits-2026.pptx")
+    pages = {b.text: b.page for b in slides.blocks if b.kind == "heading"}
+    assert pages["Learning budget"] == 3, "slides are pages"
+
+
+def test_markdown_front_matter_sets_title_version_and_date(loader, tmp_path):
+    path = tmp_path / "travel.md"
+    path.write_text("---\ntitle: Travel Policy\nversion: 2026-11-02\nurl: https://intranet.example/travel\n---\n"
+                    "# Travel\n\nMeals are 45 EUR a day.\n", encoding="utf-8")
+    doc = load(loader, path)
+    assert (doc.title, doc.version, doc.modified, doc.url) == (
+        "Travel Policy", "2026-11-02", "2026-11-02", "https://intranet.example/travel")
+
+
+def test_date_in_file_name_and_gb18030_text(loader, tmp_path):
+    path = tmp_path / "道路交通安全法实施条例(2017-10-07).txt"
+    path.write_bytes("# 道路交通安全法实施条例\n\n第一条 根据道路交通安全法制定本条例。\n".encode("gb18030"))
+    doc = load(loader, path)
+    assert doc.modified == "2017-10-07"
+    assert doc.blocks[1].text.startswith("第一条")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("empty.pdf", b"", "empty file"),
+        ("empty.md", b"", "empty file"),
+        ("random.pdf", os.urandom(4096), "not a valid .pdf file"),
+        ("broken.pdf", b"%PDF-1.7\n" + b"\x00garbage" * 200, "corrupt PDF"),
+        ("notes.docx", b"just some plain text, not a word document\n" * 20, "not a valid .docx file"),
+        ("binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + os.urandom(512), "binary content"),
+        ("headings-only.md", b"# Title\n\n## Section\n", "no text found"),
+    ],
+)
+def test_bad_files_are_skipped_with_a_reason(loader, tmp_path, name, content, reason):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SkipFile) as caught:
+        load(loader, path)
+    assert reason in caught.value.reason
+
+
+def test_oversized_file_is_skipped(loader, tmp_path):
+    path = tmp_path / "huge.md"
+    path.write_bytes(b"# Big\n\n" + b"word " * 600_000)
+    with pytest.raises(SkipFile, match="too large"):
+        load(loader, path)
+
+
+def test_encrypted_pdf_is_skipped(loader, tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    plain = tmp_path / "plain.pdf"
+    make_pdf(plain)
+    writer = PdfWriter()
+    for page in PdfReader(str(plain)).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="secret", owner_password="owner")
+    locked = tmp_path / "locked.pdf"
+    with open(locked, "wb") as out:
+        writer.write(out)
+    with pytest.raises(SkipFile, match="encrypted"):
+        load(loader, locked)
+
+
+def test_scanned_pdf_needs_ocr_without_a_mineru_server(loader, tmp_path):
+    from PIL import Image, ImageDraw
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    image = Image.new("RGB", (800, 1000), "white")
+    ImageDraw.Draw(image).text((50, 50), "Scanned policy page", fill="black")
+    image_path = tmp_path / "scan.png"
+    image.save(image_path)
+    pdf = tmp_path / "scan.pdf"
+    page = canvas.Canvas(str(pdf), pagesize=A4)
+    page.drawImage(str(image_path), 0, 0, width=A4[0], height=A4[1])
+    page.save()
+    with pytest.raises(SkipFile, match="needs OCR"):
+        load(loader, pdf)
+    with pytest.raises(SkipFile, match="needs OCR"):
+        load(loader, image_path)
+
+
+def test_mineru_content_list_folder_is_ingested_with_its_pages(loader, tmp_path):
+    items = [
+        {"type": "header", "text": "ACME - Internal", "page_idx": 0},
+        {"type": "text", "text": "Quarterly Report", "text_level": 1, "page_idx": 0},
+        {"type": "text", "text": "1 Revenue", "text_level": 1, "page_idx": 0},
+        {"type": "text", "text": "Revenue grew by 12 percent compared with the previous quarter.", "page_idx": 0},
+        {"type": "header", "text": "ACME - Internal", "page_idx": 1},
+        {"type": "text", "text": "1.1 By region", "text_level": 1, "page_idx": 1},
+        {"type": "table", "table_body": "<table><tr><td>Region</td><td>Growth</td></tr><tr><td>EMEA</td><td>15%</td></tr></table>",
+         "table_caption": ["Table 1: growth by region"], "page_idx": 1},
+        {"type": "page_number", "text": "2", "page_idx": 1},
+    ]
+    folder = tmp_path / "report" / "auto"
+    folder.mkdir(parents=True)
+    path = folder / "report_content_list.json"
+    path.write_text(json.dumps(items), encoding="utf-8")
+    doc = load(loader, path)
+    assert doc.parser == "mineru-content-list"
+    chunks = Chunker().chunk(doc)
+    region = next(c for c in chunks if "EMEA" in c.text)
+    assert region.heading_path == ("1 Revenue", "1.1 By region")
+    assert region.page == 2
+    assert "| Region | Growth |" in region.text and "Table 1: growth by region" in region.text
+    assert not any("ACME - Internal" in c.text for c in chunks), "running headers are dropped"
+
+
+def test_mineru_4_output_folder_is_ingested(loader, tmp_path):
+    import docx
+    from mineru import parse
+
+    document = docx.Document()
+    document.add_heading("Security Basics", level=0)
+    document.add_heading("Passwords", level=1)
+    document.add_paragraph("Use at least 14 characters.")
+    source = tmp_path / "security.docx"
+    document.save(str(source))
+    out = tmp_path / "parsed"
+    out.mkdir()
+    (out / "middle_json.json").write_text(parse(str(source), tier="flash").to_json(), encoding="utf-8")
+    doc = load(loader, out / "middle_json.json")
+    chunks = Chunker().chunk(doc)
+    assert doc.parser == "mineru-output"
+    assert chunks[0].heading_path == ("Passwords",) and "14 characters" in chunks[0].text
