@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from collections.abc import Iterator
 
@@ -27,14 +28,30 @@ def _progress() -> Progress:
 
 
 class IndexProgressView:
-    """Turns IndexProgress events into a files bar and an embeddings bar."""
+    """Turns IndexProgress events into a files bar and an embeddings bar.
 
-    def __init__(self, progress: Progress) -> None:
+    Off a terminal (CI logs, redirected output) bars cannot redraw, so a plain status line is
+    printed every few seconds instead.
+    """
+
+    def __init__(self, progress: Progress, line_every: float = 15.0) -> None:
         self._progress = progress
         self._tasks: dict[str, TaskID] = {}
+        self._plain = not progress.console.is_terminal
+        self._line_every = line_every
+        self._last_line = 0.0
+        self._state: dict[str, tuple[int, int]] = {}
 
     def __call__(self, event: IndexProgress) -> None:
         label = {"parse": "files", "embed": "embeddings", "build": "index", "done": "index"}[event.stage]
+        if self._plain:
+            self._state[label] = (event.done, event.total)
+            now = time.monotonic()
+            if now - self._last_line >= self._line_every or event.stage in ("build", "done"):
+                self._last_line = now
+                parts = " · ".join(f"{name} {done}/{total}" for name, (done, total) in self._state.items())
+                self._progress.console.print(f"[{time.strftime('%H:%M:%S')}] {parts}", highlight=False)
+            return
         if label not in self._tasks:
             self._tasks[label] = self._progress.add_task(label, total=max(event.total, 1), detail="")
         task = self._tasks[label]
