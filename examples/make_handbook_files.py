@@ -2,7 +2,7 @@
 
     python examples/make_handbook_files.py
 
-Needs reportlab, python-docx, python-pptx and openpyxl (installed with the test extras).
+Needs reportlab, python-docx and openpyxl (test extras) and pptx (installed with MinerU).
 The generated files are committed, so users do not need to run this.
 """
 
