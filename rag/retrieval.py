@@ -6,7 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -102,16 +102,9 @@ class Retriever:
         if manifest.tokenizer != TOKENIZER_NAME:
             raise IndexMismatchError("the index was built with another BM25 tokenizer; run `ai-employee index`")
 
-    def search(
-        self,
-        query: str,
-        top_k: int = 10,
-        mode: Mode = "hybrid",
-        path_prefix: str | None = None,
-        query_vector: np.ndarray | None = None,
-    ) -> list[Hit]:
-        """Top-k hits for `query`; `path_prefix` keeps only files under that folder (or that file)."""
-        return self.search_timed(query, top_k, mode, path_prefix, query_vector)[0]
+    def search(self, query: str, **options: Any) -> list[Hit]:
+        """Top-k hits for `query`; options as for `search_timed`."""
+        return self.search_timed(query, **options)[0]
 
     def search_timed(
         self,
@@ -121,6 +114,8 @@ class Retriever:
         path_prefix: str | None = None,
         query_vector: np.ndarray | None = None,
     ) -> tuple[list[Hit], SearchTimings]:
+        """Top-k hits and where the time went; `path_prefix` keeps only files under that folder (or that
+        file); `query_vector` skips embedding the query (when the caller already has it)."""
         if not query or not query.strip():
             raise ValueError("query must not be empty")
         if top_k <= 0:

@@ -37,7 +37,7 @@ class LexicalIndex:
         """Top-k (row, score) with a positive score; `allowed` (row ids) restricts the candidates."""
         if k <= 0 or self.size == 0:
             return []
-        known = [t for t in query_tokens if t in self._retriever.vocab_dict]
+        known = [t for t in query_tokens if t and t in self._retriever.vocab_dict]
         if not known:
             return []
         scores = self._retriever.get_scores(known)
