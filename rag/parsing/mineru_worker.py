@@ -102,6 +102,10 @@ def classify_error(exc: BaseException, path: Path) -> str:
     lowered = message.lower()
     if isinstance(exc, ParserFailure):
         return exc.reason
+    if type(exc).__module__.startswith("mineru.parser.api"):
+        return f"MinerU server could not parse it: {message}"
+    if isinstance(exc, (ConnectionError, OSError)) and "connect" in lowered:
+        return f"MinerU server unreachable: {message}"
     if "password" in lowered or "encrypt" in lowered:
         return "encrypted (password-protected)"
     if "unsupported file type: empty" in lowered:

@@ -236,3 +236,49 @@ def test_mineru_4_output_folder_is_ingested(loader, tmp_path):
     chunks = Chunker().chunk(doc)
     assert doc.parser == "mineru-output"
     assert chunks[0].heading_path == ("Passwords",) and "14 characters" in chunks[0].text
+
+
+def test_scans_are_sent_to_a_configured_mineru_server(tmp_path):
+    """A real `mineru-api` server (flash tier only here: no OCR models offline) receives the scan;
+    its refusal comes back as the skip reason, while text PDFs still parse locally."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MINERU_HOME=str(tmp_path / "server-home"), MINERU_MODEL_SOURCE="local")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("mineru-api")), "--tier", "flash", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=1)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.5)
+        options = MinerUOptions(home=str(tmp_path / "home"), server_url=f"http://127.0.0.1:{port}", timeout=120)
+        with_server = DocumentLoader(options)
+        try:
+            scan = tmp_path / "scan.png"
+            from PIL import Image
+
+            Image.new("RGB", (400, 300), "white").save(scan)
+            with pytest.raises(SkipFile, match="MinerU server could not parse it: .*tier"):
+                load(with_server, scan)
+            pdf = tmp_path / "text.pdf"
+            make_pdf(pdf)
+            assert load(with_server, pdf).parser == "mineru-flash"
+        finally:
+            with_server.close()
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(20)
