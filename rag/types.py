@@ -99,3 +99,29 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"chunk": self.chunk.to_dict(), "score": self.score, "ranks": self.ranks, "scores": self.scores}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A numbered source as the reader sees it: `[marker]` in the text points at `chunk`."""
+
+    marker: int
+    chunk: Chunk
+
+    @property
+    def location(self) -> str:
+        """`Travel Policy › Meals, p. 3 · v2026-11-02` — built from index metadata, never from the model."""
+        where = SECTION_SEPARATOR.join(p for p in (self.chunk.title, self.chunk.section) if p)
+        c = self.chunk
+        if c.page and c.page_end and c.page_end != c.page:
+            where += f", pp. {c.page}–{c.page_end}"
+        elif c.page:
+            where += f", p. {c.page}"
+        return f"{where} · v{c.doc_version}"
+
+    @property
+    def footnote(self) -> str:
+        return f"[{self.marker}] {self.location}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"marker": self.marker, "footnote": self.footnote, "chunk": self.chunk.to_dict()}

@@ -1,0 +1,100 @@
+"""Redis-backed cache. Redis down → one warning, calls skip Redis for a while, then it is tried again.
+
+`add` (SET NX) falls back to an in-process cache while Redis is away, so de-duplication keeps
+working within this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import redis
+
+from cache.base import CacheStats
+from cache.memory import MemoryCache
+
+_log = logging.getLogger(__name__)
+
+
+class RedisCache:
+    def __init__(self, url: str, *, socket_timeout: float = 0.25, retry_after: float = 5.0) -> None:
+        self.url = url
+        self.stats = CacheStats()
+        self._client = redis.Redis.from_url(
+            url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout, health_check_interval=0
+        )
+        self._retry_after = retry_after
+        self._down_until = 0.0
+        self._warned = False
+        self._lock = threading.Lock()
+        self._fallback = MemoryCache(max_entries=50_000)
+
+    @property
+    def backend(self) -> str:
+        return "redis"
+
+    @property
+    def available(self) -> bool:
+        return time.monotonic() >= self._down_until
+
+    def _failed(self, exc: Exception) -> None:
+        with self._lock:
+            self.stats.errors += 1
+            self._down_until = time.monotonic() + self._retry_after
+            if not self._warned:
+                self._warned = True
+                _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
+                             _redacted(self.url), exc, self._retry_after)
+
+    def _recovered(self) -> None:
+        if self._warned:
+            with self._lock:
+                if self._warned:
+                    self._warned = False
+                    _log.warning("Redis at %s is back", _redacted(self.url))
+
+    def get(self, namespace: str, key: str) -> bytes | None:
+        value = None
+        if self.available:
+            try:
+                value = self._client.get(key)
+                self._recovered()
+            except redis.RedisError as exc:
+                self._failed(exc)
+        self.stats.record(namespace, value is not None)
+        return value
+
+    def set(self, namespace: str, key: str, value: bytes, ttl: int) -> None:
+        if not self.available:
+            return
+        try:
+            self._client.set(key, value, ex=max(1, int(ttl)))
+            self._recovered()
+        except redis.RedisError as exc:
+            self._failed(exc)
+
+    def add(self, key: str, value: bytes, ttl: int) -> bool:
+        if self.available:
+            try:
+                added = bool(self._client.set(key, value, ex=max(1, int(ttl)), nx=True))
+                self._recovered()
+                return added
+            except redis.RedisError as exc:
+                self._failed(exc)
+        return self._fallback.add(key, value, ttl)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self._client.ping())
+        except redis.RedisError:
+            return False
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for logs."""
+    if "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://***@{rest.split('@', 1)[1]}"

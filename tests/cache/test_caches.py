@@ -1,0 +1,122 @@
+"""Both cache backends against the real thing: a real redis-server process per test that needs one."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from cache import MemoryCache, RedisCache, cache_key, make_cache
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisProcess:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+
+
+@pytest.fixture
+def redis_process():
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is required for the cache tests (.ci/run installs/starts it)")
+    server = RedisProcess(_free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def cache(request, redis_process):
+    return MemoryCache() if request.param == "memory" else RedisCache(redis_process.url)
+
+
+def test_get_set_and_counters(cache):
+    key = cache_key("rewrite", "v1", "model", "出差吃饭能报多少")
+    assert cache.get("rewrite", key) is None
+    cache.set("rewrite", key, "差旅 伙食补助 标准".encode(), ttl=60)
+    assert cache.get("rewrite", key).decode() == "差旅 伙食补助 标准"
+    assert cache.stats.snapshot()["namespaces"]["rewrite"] == {"hits": 1, "misses": 1}
+
+
+def test_entries_expire(cache):
+    key = cache_key("embed", "q")
+    cache.set("embed", key, b"x", ttl=1)
+    time.sleep(1.2)
+    assert cache.get("embed", key) is None
+
+
+def test_add_is_set_if_absent(cache):
+    key = cache_key("event", "Ev123")
+    assert cache.add(key, b"1", ttl=60) is True
+    assert cache.add(key, b"1", ttl=60) is False
+
+
+def test_keys_differ_by_every_part():
+    assert cache_key("r", "v1", "q") != cache_key("r", "v2", "q") != cache_key("e", "v1", "q")
+
+
+def test_memory_cache_evicts_least_recently_used():
+    cache = MemoryCache(max_entries=2)
+    for name in "abc":
+        cache.set("n", name, name.encode(), ttl=60)
+    assert cache.get("n", "a") is None and cache.get("n", "c") == b"c"
+
+
+def test_redis_down_then_back(redis_process, caplog):
+    cache = RedisCache(redis_process.url, retry_after=0.5)
+    cache.set("rewrite", "k", b"v", ttl=60)
+    redis_process.stop()
+    with caplog.at_level(logging.WARNING, logger="cache.redis_cache"):
+        began = time.perf_counter()
+        for _ in range(20):
+            assert cache.get("rewrite", "k") is None
+            cache.set("rewrite", "k2", b"v2", ttl=60)
+        assert time.perf_counter() - began < 2.0, "a dead Redis is skipped, not waited on every call"
+        assert cache.add("event", b"1", ttl=60) is True and cache.add("event", b"1", ttl=60) is False
+    warnings = [r for r in caplog.records if "unavailable" in r.getMessage()]
+    assert len(warnings) == 1
+    redis_process.start()  # same port, empty (no persistence)
+    time.sleep(0.6)
+    cache.set("rewrite", "k3", b"v3", ttl=60)
+    assert cache.get("rewrite", "k3") == b"v3", "Redis coming back is picked up"
+
+
+def test_make_cache_picks_the_backend(redis_process):
+    assert make_cache(None).backend == "memory"
+    assert make_cache(redis_process.url).backend == "redis"
+    unreachable = make_cache(f"redis://127.0.0.1:{_free_port()}/0")
+    assert unreachable.backend == "redis" and unreachable.get("x", "y") is None
