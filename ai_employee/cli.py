@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -15,12 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ai_employee.progress import counter, index_progress, stderr
-from ai_employee.wiring import KnowledgeBase
+from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.evaluation import evaluate, load_questions
 from rag.index.builder import IndexReport
 from rag.index.discovery import read_exclude_file
 from rag.retrieval import MODES
+from rag.types import Answer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 stdout = Console()
@@ -199,6 +201,58 @@ def eval_(
         "  " + "  ".join(f"recall@{k} {v:.3f}" for k, v in metrics.recall.items()) + f"  MRR@10 {metrics.mrr_at_10:.3f}"
     )
     stdout.print(f"  per-question results: {out}")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in your own words.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer as JSON instead of streaming.")] = False,
+) -> None:
+    """Answer a question from the knowledge base, citing every statement."""
+    kb = KnowledgeBase.default()
+    try:
+        answer = asyncio.run(_ask(kb, question, stream=not as_json))
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(answer.to_dict())
+
+
+async def _ask(kb: KnowledgeBase, question: str, stream: bool) -> Answer:
+    pipeline = make_pipeline(kb)
+    streamed: list[str] = []
+    final: Answer | None = None
+    async for item in pipeline.answer(question):
+        if isinstance(item, Answer):
+            final = item
+        elif stream:
+            streamed.append(item)
+            sys.stdout.write(item)
+            sys.stdout.flush()
+    assert final is not None
+    if stream:
+        _print_answer_tail(final, "".join(streamed))
+    return final
+
+
+def _print_answer_tail(answer: Answer, streamed: str) -> None:
+    stdout.print()
+    if answer.text != streamed:
+        stdout.print("\n[dim]With citations checked:[/]")
+        stdout.print(answer.text, highlight=False)
+    if answer.citations:
+        stdout.print("\n[bold]Sources[/]")
+        for citation in answer.citations:
+            stdout.print(f"{citation.footnote}  [dim]({citation.chunk.file})[/]", highlight=False)
+    for sentence in answer.uncited:
+        stdout.print(f"[yellow]not supported by any source:[/] {sentence}", highlight=False)
+    for notice in answer.notices:
+        stdout.print(f"[yellow]note:[/] {notice}")
+    t = answer.timings_ms
+    stderr.print(
+        f"[dim]{answer.mode} · {t.get('total', 0):.0f} ms total · first text after {t.get('first_token', t.get('total', 0)):.0f} ms"
+        f" · models: {', '.join(f'{k}={v}' for k, v in answer.models.items())}[/]"
+    )
 
 
 @app.command()

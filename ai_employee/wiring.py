@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from cache import make_cache
+from rag.candidates import CandidateFinder
 from rag.chunking import Chunker
 from rag.config import Settings
 from rag.embedding.base import Embedder
@@ -15,7 +17,12 @@ from rag.index.snapshot import SnapshotStore
 from rag.index.work_cache import WorkCache
 from rag.parsing.loader import DocumentLoader
 from rag.parsing.mineru_worker import MinerUOptions
+from rag.gate import EvidenceGate, GateConfig
+from rag.models.chat import ChatModel, Endpoint
+from rag.models.rerank import make_reranker
+from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval import FusionConfig, Retriever
+from rag.rewrite import QueryRewriter
 
 _log = logging.getLogger(__name__)
 
@@ -94,3 +101,32 @@ class KnowledgeBase:
         s = self.settings
         fusion = FusionConfig(rrf_k=s.rrf_k, dense_weight=s.dense_weight, bm25_weight=s.bm25_weight)
         return Retriever(self.store, self.embedder, fusion)
+
+
+def _endpoint(base_url: str | None, model: str | None, api_key: str | None, timeout: float, role: str,
+              first_token_timeout: float | None = None) -> Endpoint | None:
+    if not base_url:
+        return None
+    if not model:
+        raise ValueError(f"AIE_{role.upper()}_BASE_URL is set but AIE_{role.upper()}_MODEL is not; name the served model")
+    return Endpoint(base_url, model, api_key, timeout=timeout, first_token_timeout=first_token_timeout or timeout)
+
+
+def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
+    s = kb.settings
+    cache = make_cache(s.redis_url)
+    rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
+    reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]
+    rewrite_endpoint = _endpoint(s.rewrite_base_url, s.rewrite_model, s.rewrite_api_key, s.rewrite_timeout, "rewrite")
+    answer_endpoint = _endpoint(s.answer_base_url, s.answer_model, s.answer_api_key, s.answer_timeout, "answer",
+                                s.answer_first_token_timeout)
+    gate = EvidenceGate(GateConfig(min_rerank_score=s.gate_min_rerank_score, dense_weight=s.gate_dense_weight,
+                                   coverage_weight=s.gate_coverage_weight, threshold=s.gate_threshold))
+    return AnswerPipeline(
+        CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl),
+        cache,
+        gate,
+        rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,
+        answerer=ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking) if answer_endpoint else None,
+        config=PipelineConfig(top_k=s.top_k, max_answer_tokens=s.answer_max_tokens),
+    )

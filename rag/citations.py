@@ -90,6 +90,7 @@ def finalize(
     *,
     refusal: str | None = None,
     align_threshold: float = 0.6,
+    check_sentences: bool = True,
 ) -> CitationCheck:
     """Check every sentence of a rewritten answer; cite unmarked ones when one source clearly covers them.
 
@@ -97,6 +98,8 @@ def finalize(
     """
     text = _collapse(text)
     cited = [sources[n - 1] for n in order]
+    if not check_sentences:
+        return CitationCheck(text, [Citation(i + 1, chunk) for i, chunk in enumerate(cited)])
     source_tokens = [set(tokenize(s.indexed_text)) for s in sources]
     pieces: list[str] = []
     uncited: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.chunking import ChunkingConfig
@@ -46,6 +46,41 @@ class Settings(BaseSettings):
     rrf_k: int = 60
     dense_weight: float = 1.0
     bm25_weight: float = 1.0
+
+    # Cache: Redis when set, in-process otherwise.
+    redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "AIE_REDIS_URL"))
+    cache_ttl: int = 3600
+
+    # Query rewriting (small chat model); unset: questions are searched as asked.
+    rewrite_base_url: str | None = None
+    rewrite_model: str | None = None
+    rewrite_api_key: str | None = None
+    rewrite_timeout: float = 10.0
+
+    # Reranker; unset: the fused retrieval order is kept.
+    rerank_base_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_timeout: float = 15.0
+    rerank_api: str = "vllm"  # "vllm" (POST /rerank) or "swift" (generative_reranker chat form)
+    rerank_client_template: bool = False  # wrap Qwen3-Reranker's prompt client-side (older vLLM)
+
+    # Answer model; unset: extractive answers (quoted, cited sentences).
+    answer_base_url: str | None = None
+    answer_model: str | None = None
+    answer_api_key: str | None = None
+    answer_timeout: float = 60.0
+    answer_first_token_timeout: float = 20.0
+    answer_max_tokens: int = 800
+    answer_disable_thinking: bool = True
+
+    # Answering.
+    top_k: int = 5
+    candidates: int = 50
+    gate_min_rerank_score: float = 0.35
+    gate_dense_weight: float = 1.0
+    gate_coverage_weight: float = 0.3
+    gate_threshold: float = 1.0
 
     @property
     def chunking(self) -> ChunkingConfig:

@@ -125,3 +125,41 @@ class Citation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"marker": self.marker, "footnote": self.footnote, "chunk": self.chunk.to_dict()}
+
+
+@dataclass
+class Answer:
+    """The finished answer: text with `[n]` markers, what each marker cites, and how it was made."""
+
+    question: str
+    text: str
+    citations: list[Citation]
+    refused: bool
+    mode: str  # "generative" | "extractive" | "refused"
+    sources: list[Chunk] = field(default_factory=list)  # what the answer was built from, or the nearest passages
+    uncited: list[str] = field(default_factory=list)  # sentences no source supports
+    rewritten_query: str | None = None
+    refusal_reason: str | None = None
+    gate: dict[str, float] = field(default_factory=dict)
+    index_version: str = ""
+    models: dict[str, str] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # degraded service the user should know about
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "text": self.text,
+            "refused": self.refused,
+            "mode": self.mode,
+            "citations": [c.to_dict() for c in self.citations],
+            "sources": [s.to_dict() for s in self.sources],
+            "uncited": self.uncited,
+            "rewritten_query": self.rewritten_query,
+            "refusal_reason": self.refusal_reason,
+            "gate": self.gate,
+            "index_version": self.index_version,
+            "models": self.models,
+            "timings_ms": self.timings_ms,
+            "notices": self.notices,
+        }

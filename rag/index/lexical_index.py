@@ -33,6 +33,18 @@ class LexicalIndex:
             return cls.build([])
         return cls(bm25s.BM25.load(str(directory / "bm25"), show_progress=False), size)
 
+    def idf(self, tokens: list[str]) -> dict[str, float]:
+        """Inverse document frequency (BM25 form) of each token; unseen tokens get the maximum."""
+        n = max(self.size, 1)
+        vocab = self._retriever.vocab_dict if self.size else {}
+        indptr = self._retriever.scores["indptr"] if self.size else None
+        weights: dict[str, float] = {}
+        for token in tokens:
+            tid = vocab.get(token) if token else None
+            df = int(indptr[tid + 1] - indptr[tid]) if tid is not None and tid + 1 < len(indptr) else 0
+            weights[token] = float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
+        return weights
+
     def search(self, query_tokens: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (row, score) with a positive score; `allowed` (row ids) restricts the candidates."""
         if k <= 0 or self.size == 0:

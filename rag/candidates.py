@@ -1,0 +1,170 @@
+"""Candidate passages for a question: retrieval with the original and the rewritten query, fused,
+then reranked — cached by index version, models and settings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cache import Cache, cache_key
+from rag.models.chat import ModelError
+from rag.models.rerank import Reranker
+from rag.retrieval import Retriever, reciprocal_rank_fusion
+from rag.types import Hit
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class Candidates:
+    hits: list[Hit]  # best first
+    rerank_scores: list[float] | None  # aligned with hits when a reranker scored them
+    order: str  # "reranker:<model>" or "fused"
+    notices: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+
+
+@dataclass
+class CandidateCounters:
+    """What actually ran (not served from cache): tests and benchmarks read these."""
+
+    query_embeddings: int = 0
+    passage_embeddings: int = 0
+    retrievals: int = 0
+    reranks: int = 0
+
+
+class CandidateFinder:
+    def __init__(
+        self,
+        retriever: Retriever,
+        cache: Cache,
+        reranker: Reranker | None = None,
+        *,
+        depth: int = 50,
+        ttl: int = 3600,
+    ) -> None:
+        if depth <= 0:
+            raise ValueError("depth must be positive")
+        self.retriever = retriever
+        self.cache = cache
+        self.reranker = reranker
+        self.depth = depth
+        self.ttl = ttl
+        self.counters = CandidateCounters()
+
+    def _settings(self) -> str:
+        f = self.retriever.fusion
+        return f"d{self.depth}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
+
+    async def find(self, question: str, rewritten: str | None, version: str) -> Candidates:
+        reranker = self.reranker.name if self.reranker else "none"
+        key = cache_key("candidates", version, self.retriever.embedder.model_id, reranker, self._settings(),
+                        question, rewritten or "")
+        cached = self.cache.get("candidates", key)
+        snapshot = self.retriever.snapshot
+        if cached is not None:
+            found = _decode(cached, snapshot.by_id)
+            if found is not None:
+                found.cached = True
+                return found
+        began = time.perf_counter()
+        queries = [question] + ([rewritten] if rewritten else [])
+        vectors = [self.query_vector(q, version) for q in queries]
+        embed_ms = (time.perf_counter() - began) * 1000
+        began = time.perf_counter()
+        lists = await asyncio.gather(*(
+            asyncio.to_thread(self.retriever.search, q, top_k=self.depth, query_vector=v)
+            for q, v in zip(queries, vectors)
+        ))
+        self.counters.retrievals += len(queries)
+        hits = _fuse(lists, self.retriever.fusion.rrf_k)[: self.depth]
+        found = Candidates(hits, None, "fused")
+        found.timings_ms = {"embed": round(embed_ms, 2), "retrieve": round((time.perf_counter() - began) * 1000, 2)}
+        if self.reranker and hits:
+            began = time.perf_counter()
+            try:
+                scores = await self.reranker.scores(question, [h.chunk.indexed_text for h in hits])
+                self.counters.reranks += 1
+                order = sorted(range(len(hits)), key=lambda i: -scores[i])
+                found = Candidates([hits[i] for i in order], [scores[i] for i in order],
+                                   f"reranker:{self.reranker.name}", timings_ms=found.timings_ms)
+            except ModelError as exc:
+                _log.warning("reranker failed, keeping the fused order: %s", exc)
+                found.notices.append("The reranker is unavailable; results are in retrieval order.")
+            found.timings_ms["rerank"] = round((time.perf_counter() - began) * 1000, 2)
+        if not found.notices:
+            self.cache.set("candidates", key, _encode(found), self.ttl)
+        return found
+
+    def passage_vectors(self, texts: list[str]) -> np.ndarray:
+        """Passage-form vectors (e.g. of sentences to quote), cached per embedding model."""
+        embedder = self.retriever.embedder
+        keys = [cache_key("passage-embedding", embedder.model_id, t) for t in texts]
+        found = {k: self.cache.get("passage-embedding", k) for k in keys}
+        missing = [t for t, k in zip(texts, keys) if found[k] is None]
+        if missing:
+            for text, vector in zip(missing, embedder.embed_passages(missing)):
+                key = cache_key("passage-embedding", embedder.model_id, text)
+                found[key] = np.asarray(vector, dtype=np.float32).tobytes()
+                self.cache.set("passage-embedding", key, found[key], self.ttl)
+            self.counters.passage_embeddings += 1
+        return np.vstack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+    def query_vector(self, text: str, version: str) -> np.ndarray:
+        embedder = self.retriever.embedder
+        key = cache_key("query-embedding", version, embedder.model_id, text)
+        cached = self.cache.get("query-embedding", key)
+        if cached is not None:
+            return np.frombuffer(cached, dtype=np.float32)
+        vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+        self.counters.query_embeddings += 1
+        self.cache.set("query-embedding", key, vector.tobytes(), self.ttl)
+        return vector
+
+
+def _fuse(lists: list[list[Hit]], k: int) -> list[Hit]:
+    """Fuse hit lists from several queries (original + rewritten) by reciprocal rank."""
+    if len(lists) == 1:
+        return lists[0]
+    first_seen: dict[str, Hit] = {}
+    position: dict[str, int] = {}
+    best_scores: dict[str, dict[str, float]] = {}
+    rankings: dict[str, list[tuple[int, float]]] = {}
+    for n, hits in enumerate(lists):
+        ranking = []
+        for hit in hits:
+            cid = hit.chunk.id
+            if cid not in position:
+                position[cid], first_seen[cid], best_scores[cid] = len(position), hit, {}
+            for name, value in hit.scores.items():  # the best raw score each retriever gave it
+                best_scores[cid][name] = max(best_scores[cid].get(name, value), value)
+            ranking.append((position[cid], hit.score))
+        rankings[f"query{n}"] = ranking
+    ids = list(position)
+    return [
+        Hit(first_seen[ids[row]].chunk, score, first_seen[ids[row]].ranks, best_scores[ids[row]])
+        for row, score, _, _ in reciprocal_rank_fusion(rankings, {}, k)
+    ]
+
+
+def _encode(found: Candidates) -> bytes:
+    rows = [[h.chunk.id, h.score, h.ranks, h.scores] for h in found.hits]
+    return json.dumps({"rows": rows, "rerank": found.rerank_scores, "order": found.order}).encode()
+
+
+def _decode(raw: bytes, by_id: dict) -> Candidates | None:
+    data = json.loads(raw)
+    hits = []
+    for chunk_id, score, ranks, scores in data["rows"]:
+        chunk = by_id.get(chunk_id)
+        if chunk is None:
+            return None  # written for another snapshot with the same version name: ignore
+        hits.append(Hit(chunk, score, ranks, scores))
+    return Candidates(hits, data["rerank"], data["order"])

@@ -1,0 +1,219 @@
+"""Question → cited answer: rewrite, retrieve, rerank, gate, stream the answer, check the citations."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from cache import Cache, cache_key
+from rag.candidates import CandidateFinder, Candidates
+from rag.citations import MarkerRewriter, finalize
+from rag.extractive import extract_answer
+from rag.gate import EvidenceGate
+from rag.models.chat import ChatModel, ModelError
+from rag.prompt import REFUSALS, build_prompt, detect_language
+from rag.rewrite import QueryRewriter
+from rag.types import Answer, Chunk
+
+_log = logging.getLogger(__name__)
+
+SUGGEST = {"zh": "可以看看这些文档：", "en": "You might look at:"}
+INTERRUPTED = {
+    "zh": "（回答中断：答案模型出现问题，以上内容可能不完整。）",
+    "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
+}
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    top_k: int = 5  # passages given to the answer model
+    max_answer_tokens: int = 800
+    rewrite_ttl: int = 24 * 3600
+
+    def __post_init__(self) -> None:
+        if self.top_k <= 0:
+            raise ValueError("top_k must be positive")
+
+
+class AnswerPipeline:
+    def __init__(
+        self,
+        finder: CandidateFinder,
+        cache: Cache,
+        gate: EvidenceGate,
+        *,
+        rewriter: QueryRewriter | None = None,
+        answerer: ChatModel | None = None,
+        config: PipelineConfig | None = None,
+    ) -> None:
+        self.finder = finder
+        self.cache = cache
+        self.gate = gate
+        self.rewriter = rewriter
+        self.answerer = answerer
+        self.config = config or PipelineConfig()
+        self.rewrite_calls = 0
+
+    @property
+    def models(self) -> dict[str, str]:
+        return {
+            "rewrite": self.rewriter.name if self.rewriter else "none",
+            "embed": self.finder.retriever.embedder.model_id,
+            "rerank": self.finder.reranker.name if self.finder.reranker else "none (fused order)",
+            "answer": self.answerer.name if self.answerer else "extractive",
+        }
+
+    async def answer(self, question: str, history: list[tuple[str, str]] | None = None) -> AsyncIterator[str | Answer]:
+        """Yields text deltas as they are ready, then the final Answer (its text may add citation markers)."""
+        question = question.strip()
+        if not question:
+            raise ValueError("question must not be empty")
+        began = time.perf_counter()
+        timings: dict[str, float] = {}
+        notices: list[str] = []
+        snapshot = self.finder.retriever.snapshot
+        version = snapshot.version
+
+        rewritten = await self._rewrite(question, history, version, timings, notices)
+        found = await self.finder.find(question, rewritten, version)
+        timings.update(found.timings_ms)
+        notices.extend(found.notices)
+        gate_began = time.perf_counter()
+        scores = found.rerank_scores
+        decision = self.gate.decide(rewritten or question, found.hits, snapshot.lexical.idf, scores)
+        timings["gate"] = _ms(gate_began)
+        timings["before_answer_model"] = _ms(began)
+        language = detect_language(question)
+        base = dict(question=question, rewritten_query=rewritten, gate=decision.signals, index_version=version,
+                    models=self.models, notices=notices)
+
+        if not decision.answer:
+            text = _refusal_text(language, _nearest_documents(found))
+            yield text
+            timings["total"] = _ms(began)
+            yield Answer(text=text, citations=[], refused=True, mode="refused", sources=_nearest_documents(found),
+                         refusal_reason=decision.reason, timings_ms=timings, **base)
+            return
+
+        sources = [h.chunk for h in found.hits[: self.config.top_k]]
+        markers = MarkerRewriter(len(sources))
+        parts: list[str] = []
+        mode = "generative" if self.answerer else "extractive"
+        async for delta in self._generate(question, rewritten, sources, history, snapshot, timings, notices, began):
+            if delta is _FALLBACK:
+                mode = "extractive"
+                continue
+            out = markers.feed(delta)
+            if out:
+                parts.append(out)
+                yield out
+        tail = markers.flush()
+        if tail:
+            parts.append(tail)
+            yield tail
+        refusal = REFUSALS[language]
+        check = finalize("".join(parts), sources, markers.order, refusal=refusal,
+                         check_sentences=mode == "generative")  # quotes cite themselves
+        model_refused = refusal in check.text and not check.citations
+        timings["total"] = _ms(began)
+        yield Answer(
+            text=check.text, citations=check.citations, refused=model_refused,
+            mode="refused" if model_refused else mode, sources=sources, uncited=check.uncited,
+            refusal_reason="the answer model found no answer in the sources" if model_refused else None,
+            timings_ms=timings, **base,
+        )
+
+    async def _rewrite(self, question: str, history, version: str, timings: dict, notices: list[str]) -> str | None:
+        if self.rewriter is None:
+            return None
+        began = time.perf_counter()
+        turns = "\x1e".join(f"{q}\x1f{a}" for q, a in (history or [])[-3:])
+        key = cache_key("rewrite", version, self.rewriter.name, question, turns)
+        cached = self.cache.get("rewrite", key)
+        if cached is not None:
+            timings["rewrite"] = _ms(began)
+            return cached.decode() or None
+        try:
+            rewritten = await self.rewriter.rewrite(question, history)
+            self.rewrite_calls += 1
+        except ModelError as exc:
+            _log.warning("query rewrite failed, searching with the question as asked: %s", exc)
+            notices.append("The query rewriter is unavailable; searched with the question as asked.")
+            timings["rewrite"] = _ms(began)
+            return None
+        self.cache.set("rewrite", key, (rewritten or "").encode(), self.config.rewrite_ttl)
+        timings["rewrite"] = _ms(began)
+        return rewritten
+
+    async def _generate(self, question, rewritten, sources, history, snapshot, timings, notices, began):
+        """Deltas from the answer model; on failure before any text, the extractive answer instead."""
+        produced = False
+        if self.answerer is not None:
+            prompt = build_prompt(question, sources, history)
+            try:
+                async for delta in self.answerer.stream(prompt.messages, max_tokens=self.config.max_answer_tokens):
+                    if not produced:
+                        timings["first_token"] = _ms(began)
+                        produced = True
+                    yield delta
+                timings["generate"] = _ms(began) - timings.get("first_token", 0.0)
+                return
+            except ModelError as exc:
+                _log.warning("answer model failed: %s", exc)
+                if produced:
+                    notices.append(f"The answer model failed mid-answer ({exc.kind}).")
+                    yield "\n\n" + INTERRUPTED[detect_language(question)]
+                    return
+                notices.append(f"The answer model is unavailable ({exc.kind}); showing quoted passages instead.")
+                yield _FALLBACK
+        text = extract_answer(question, sources, snapshot.lexical.idf, similarity=self._similarity(question),
+                              query=rewritten)
+        timings["first_token"] = _ms(began)
+        for line in text.splitlines(keepends=True):
+            yield line
+
+
+    def _similarity(self, question: str):
+        """Cosine similarity of sentences to the question, with the (cached) query vector."""
+        version = self.finder.retriever.snapshot.version
+
+        def score(sentences: list[str]) -> list[float]:
+            query = self.finder.query_vector(question, version)
+            return [float(v @ query) for v in self.finder.passage_vectors(sentences)]
+
+        return score
+
+
+class _Fallback(str):
+    pass
+
+
+_FALLBACK = _Fallback("")
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def _nearest_documents(found: Candidates, limit: int = 3) -> list[Chunk]:
+    seen: set[str] = set()
+    nearest = []
+    for hit in found.hits:
+        if hit.chunk.file not in seen:
+            seen.add(hit.chunk.file)
+            nearest.append(hit.chunk)
+        if len(nearest) == limit:
+            break
+    return nearest
+
+
+def _refusal_text(language: str, nearest: list[Chunk]) -> str:
+    lines = [REFUSALS[language]]
+    if nearest:
+        lines.append(SUGGEST[language])
+        for chunk in nearest:
+            where = " › ".join(p for p in (chunk.title, chunk.section) if p)
+            lines.append(f"• {where} ({chunk.file})")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""The answering pipeline over the real sample handbook index: real embedder, FAISS, BM25; models are
+scripted OpenAI-compatible servers so failures can be injected (the real llama.cpp server is tested
+in test_llama_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.config import Settings
+from rag.types import Answer
+from tests.conftest import HANDBOOK, build
+from tests.fakes.openai_server import FakeOpenAIServer
+
+PERMISSIVE_GATE = {"gate_threshold": 0.85}
+
+
+@pytest.fixture(scope="module")
+def handbook(shared_data_dir, tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("handbook-index")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+def pipeline_for(handbook, **settings):
+    data_dir, index_dir = handbook
+    kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir)
+    return make_pipeline(kb)
+
+
+async def collect(pipeline, question: str, history=None) -> tuple[list[str], Answer]:
+    deltas, final = [], None
+    async for item in pipeline.answer(question, history):
+        if isinstance(item, Answer):
+            final = item
+        else:
+            deltas.append(item)
+    return deltas, final
+
+
+def ask(pipeline, question: str, history=None) -> tuple[list[str], Answer]:
+    return asyncio.run(collect(pipeline, question, history))
+
+
+def test_extractive_answer_quotes_and_cites_the_right_passage(handbook):
+    deltas, answer = ask(pipeline_for(handbook, **PERMISSIVE_GATE), "出差吃饭能报多少?")
+    assert not answer.refused and answer.mode == "extractive"
+    assert answer.text.startswith("以下是知识库中与问题最相关的原文摘录：")
+    assert "一百元" in answer.text
+    meal = next(c for c in answer.citations if "一百元" in c.chunk.text)
+    assert f"[{meal.marker}]" in answer.text
+    assert meal.chunk.file == "差旅报销制度.md" and meal.footnote.endswith("第四章 伙食补助 · v2026-09-15")
+    assert "".join(deltas) == answer.text
+    assert answer.models["answer"] == "extractive" and answer.timings_ms["total"] > 0
+
+
+def test_gate_refuses_without_calling_the_answer_model(handbook):
+    with FakeOpenAIServer() as server:
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="Qwen/Qwen3-4B",
+                                gate_threshold=0.9)
+        _, answer = ask(pipeline, "What is the capital of France?")
+        assert answer.refused and answer.mode == "refused" and answer.citations == []
+        assert answer.text.startswith("Sorry, I could not find the answer") and "You might look at:" in answer.text
+        assert len({s.file for s in answer.sources}) == len(answer.sources) >= 1
+        assert answer.refusal_reason.startswith("evidence score")
+        assert server.requests_to("/chat/completions") == []
+
+
+def test_generative_answer_markers_are_repaired_and_mapped_to_sources(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = (
+            "出差期间伙食补助每人每天一百元【2】。出发和返回当天各按五十元计算[2, 9]。"
+            "宴请客户人均不超过二百元[^3]。员工还可以报销高尔夫球费用。"
+        )
+        server.script.chat_pieces = 9
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="Qwen/Qwen3-4B", **PERMISSIVE_GATE)
+        deltas, answer = ask(pipeline, "出差吃饭能报多少?")
+        prompt = server.requests_to("/chat/completions")[0]["body"]["messages"]
+    assert answer.mode == "generative" and not answer.refused
+    assert answer.text.startswith("出差期间伙食补助每人每天一百元[1]。出发和返回当天各按五十元计算[1]。")
+    assert "[9]" not in answer.text and "【" not in answer.text
+    assert answer.uncited == ["员工还可以报销高尔夫球费用。"]
+    sources_in_prompt = prompt[-1]["content"]
+    assert sources_in_prompt.startswith("Sources:\n\n[1] ") and "Question: 出差吃饭能报多少?" in sources_in_prompt
+    assert "Chinese" in prompt[0]["content"]
+    second = answer.sources[1]  # the model's [2] is the second source it was shown
+    assert answer.citations[0].chunk == second
+
+
+def test_answer_model_down_falls_back_to_quoted_passages(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.fail_next = [503, 503, 503]
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.mode == "extractive" and "14 characters" in answer.text
+    assert any("answer model is unavailable" in n for n in answer.notices)
+
+
+def test_stream_broken_mid_answer_keeps_what_arrived_and_says_so(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "Passwords must be at least 14 characters long [1]. They are stored in the manager [1]."
+        server.script.chat_pieces, server.script.cut_after = 8, 3
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.text.startswith("Passwords must be at least")
+    assert "cut short" in answer.text and any("failed mid-answer" in n for n in answer.notices)
+
+
+def test_model_refusal_is_reported_as_refused(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "Sorry, I could not find the answer to this in the knowledge base."
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.refused and answer.citations == [] and answer.uncited == []
+
+
+def test_reranker_reorders_and_its_failure_falls_back_to_fused_order(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.rerank = lambda q, d: 0.9 if "USB" in d else 0.1
+        pipeline = pipeline_for(handbook, rerank_base_url=server.base_url, rerank_model="Qwen/Qwen3-Reranker-0.6B",
+                                gate_min_rerank_score=0.5)
+
+        async def both():
+            first = await collect(pipeline, "Can I use a memory stick?")
+            server.script.fail_next = [500]
+            return first[1], (await collect(pipeline, "Can I bring my bicycle?"))[1]
+
+        answer, fallback = asyncio.run(both())
+        assert answer.sources[0].heading_path == ("3 Handling data", "3.3 Removable media")
+        assert answer.gate == {"rerank": 0.9} and answer.models["rerank"] == "Qwen/Qwen3-Reranker-0.6B"
+        assert any("reranker is unavailable" in n for n in fallback.notices)
+
+
+def test_follow_up_is_rewritten_with_the_conversation(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_fn = lambda body: "Query: hotel reimbursement limit per night in London"
+        pipeline = pipeline_for(handbook, rewrite_base_url=server.base_url, rewrite_model="Qwen/Qwen3-0.6B",
+                                **PERMISSIVE_GATE)
+        history = [("How much can I spend on a hotel?", "Hotels are reimbursed up to 150 EUR per night [1].")]
+        _, answer = ask(pipeline, "and in London?", history)
+        request = server.requests_to("/chat/completions")[0]["body"]["messages"][-1]["content"]
+    assert answer.rewritten_query == "hotel reimbursement limit per night in London"
+    assert "Q: How much can I spend on a hotel?" in request and request.endswith("Question: and in London?\n/no_think")
+    assert "220 EUR" in answer.text
+
+
+def test_rewriter_down_searches_the_question_as_asked(handbook):
+    pipeline = pipeline_for(handbook, rewrite_base_url="http://127.0.0.1:9/v1", rewrite_model="r", rewrite_timeout=2,
+                            **PERMISSIVE_GATE)
+    _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.rewritten_query is None and "14 characters" in answer.text
+    assert any("rewriter is unavailable" in n for n in answer.notices)
