@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ai_employee.progress import counter, index_progress, stderr
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from ai_employee.wiring import KnowledgeBase, make_bot, make_pipeline
 from rag.config import Settings
-from rag.evaluation import evaluate, load_questions
+from rag.evaluation import AnswerOutcome, evaluate, load_questions
 from rag.index.builder import IndexReport
 from rag.index.discovery import read_exclude_file
 from rag.retrieval import MODES
@@ -70,12 +70,8 @@ def _print_report(report: IndexReport) -> None:
 
 
 def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None, show_progress: bool) -> IndexReport:
-    loader = kb.loader()
-    try:
-        with index_progress(show_progress) as view:
-            return kb.builder(loader).build(paths, exclude, view)
-    finally:
-        loader.close()
+    with index_progress(show_progress) as view:
+        return kb.refresh(paths, exclude, view)
 
 
 @app.command()
@@ -148,9 +144,11 @@ def eval_(
     top_k: Annotated[int, typer.Option("--top-k", min=1)] = 100,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N questions.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Where to write one JSON line per question.")] = None,
+    answers: Annotated[bool, typer.Option("--answers", help="Also run the evidence gate and answer every question.")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR."""
+    """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR
+    (and, with --answers, refusal and false-refusal rates)."""
     if mode not in MODES:
         _fail(f"--mode must be one of {', '.join(MODES)}")
     docs = dataset_dir / "docs"
@@ -166,10 +164,8 @@ def eval_(
     except ValueError as exc:
         _fail(str(exc))
     rows = rows[:limit] if limit else rows
-    tag = dataset_dir.resolve().name
-    if exclude:
-        tag += "-x" + hashlib.sha256("\n".join(sorted(exclude)).encode()).hexdigest()[:8]
-    kb = KnowledgeBase(settings, settings.data_dir / "eval" / tag)
+    kb = KnowledgeBase.for_dataset(settings, dataset_dir, exclude)
+    tag = kb.index_dir.name
     show = not as_json or sys.stderr.isatty()
     try:
         report = _index(kb, [docs], exclude, show_progress=show)
@@ -178,8 +174,10 @@ def eval_(
     out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     retriever = kb.retriever
+    answer = _answer_outcomes(kb) if answers else None
     with counter("questions", len(rows), enabled=show) as advance:
-        metrics = evaluate(rows, lambda q: retriever.search(q, top_k=top_k, mode=mode), out, advance)  # type: ignore[arg-type]
+        metrics = evaluate(rows, lambda q: retriever.search(q, top_k=top_k, mode=mode), out, advance,  # type: ignore[arg-type]
+                           answer=answer)
     result = {
         "dataset": str(dataset_dir),
         "questions_file": str(questions_path),
@@ -200,7 +198,31 @@ def eval_(
     stdout.print(
         "  " + "  ".join(f"recall@{k} {v:.3f}" for k, v in metrics.recall.items()) + f"  MRR@10 {metrics.mrr_at_10:.3f}"
     )
+    if answers:
+        stdout.print(
+            f"  refused {_rate(metrics.refusal_rate)} of {metrics.unanswerable} unanswerable · "
+            f"false refusals {_rate(metrics.false_refusal_rate)} of {metrics.answerable} answerable"
+        )
     stdout.print(f"  per-question results: {out}")
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _answer_outcomes(kb: KnowledgeBase):
+    """A synchronous `question -> AnswerOutcome` over one event loop for the whole evaluation."""
+    loop = asyncio.new_event_loop()
+    pipeline = make_pipeline(kb)
+
+    async def run(question: str) -> AnswerOutcome:
+        final = None
+        async for item in pipeline.answer(question):
+            if isinstance(item, Answer):
+                final = item
+        return AnswerOutcome(final.refused, final.text)
+
+    return lambda question: loop.run_until_complete(run(question))
 
 
 @app.command()
@@ -278,6 +300,69 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     else:
         for key, value in info.items():
             stdout.print(f"{key:>16}: {value}")
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(envvar="PORT", help="HTTP port (Events API endpoint and /health).")] = 3000,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "0.0.0.0",
+    socket_mode: Annotated[bool, typer.Option("--socket-mode", help="Connect with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
+) -> None:
+    """Run the Slack bot: answers mentions, DMs, thread follow-ups and assistant threads; /reindex for admins."""
+    from bot.config import MissingCredentials, SlackSettings
+    from bot.logs import configure
+    from bot.server import serve_http, serve_socket_mode
+
+    slack = SlackSettings()
+    try:
+        slack.require(socket_mode)
+    except MissingCredentials as exc:
+        _fail(str(exc))
+    configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
+    kb = KnowledgeBase.default()
+    bolt_app, _, health = make_bot(kb, slack)
+    if socket_mode:
+        asyncio.run(serve_socket_mode(bolt_app, slack.slack_app_token, health, host, port))
+    else:
+        asyncio.run(serve_http(bolt_app, health, host, port))
+
+
+feedback_app = typer.Typer(no_args_is_help=True, help="Votes users gave answers and citations.")
+app.add_typer(feedback_app, name="feedback")
+
+
+@feedback_app.command("export")
+def feedback_export(as_json: Annotated[bool, typer.Option("--json", help="One JSON array of all votes.")] = False) -> None:
+    """Every vote with its question, answer, cited chunks, index version, user, channel and time."""
+    rows = KnowledgeBase.default().feedback.export()
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} vote(s)", title_justify="left")
+    for column in ("when", "user", "channel", "vote", "on", "question"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
+        table.add_row(when, row["user"], row["channel"], "👍" if row["value"] > 0 else "👎", row["target"], row["question"])
+    stdout.print(table)
+
+
+@feedback_app.command("summary")
+def feedback_summary(
+    limit: Annotated[int, typer.Option(min=1)] = 10,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The most down-voted documents and citations."""
+    summary = KnowledgeBase.default().feedback.summary(limit)
+    if as_json:
+        _print_json(summary)
+        return
+    stdout.print("[bold]Most down-voted documents[/]")
+    for row in summary["documents"] or [{"file": "(none)", "down_votes": 0}]:
+        stdout.print(f"  {row['down_votes']:>4}  {row['file']}", highlight=False)
+    stdout.print("[bold]Most down-voted citations[/]")
+    for row in summary["citations"] or [{"location": "(none)", "file": "", "down_votes": 0}]:
+        stdout.print(f"  {row['down_votes']:>4}  {row['location']}  [dim]{row['file']}[/]", highlight=False)
 
 
 def main() -> None:

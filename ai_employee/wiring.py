@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from bot.config import SlackSettings
 from cache import make_cache
 from rag.candidates import CandidateFinder
 from rag.chunking import Chunker
 from rag.config import Settings
 from rag.embedding.base import Embedder
-from rag.index.builder import IndexBuilder
+from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
 from rag.index.snapshot import SnapshotStore
 from rag.index.work_cache import WorkCache
 from rag.parsing.loader import DocumentLoader
 from rag.parsing.mineru_worker import MinerUOptions
+from rag.feedback import FeedbackAdjuster, FeedbackStore
 from rag.gate import EvidenceGate, GateConfig
 from rag.models.chat import ChatModel, Endpoint
 from rag.models.rerank import make_reranker
@@ -61,6 +65,23 @@ class KnowledgeBase:
         settings = settings or Settings()
         return cls(settings, settings.data_dir / "index")
 
+    @classmethod
+    def for_dataset(cls, settings: Settings, dataset_dir: Path, exclude: list[str]) -> KnowledgeBase:
+        """The evaluation knowledge base of a dataset folder: its own snapshots, the shared work cache."""
+        tag = dataset_dir.resolve().name
+        if exclude:
+            tag += "-x" + hashlib.sha256("\n".join(sorted(exclude)).encode()).hexdigest()[:8]
+        return cls(settings, settings.data_dir / "eval" / tag)
+
+    def refresh(self, paths: list[Path] | None, exclude: list[str] | None = None,
+                progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
+        """Build or refresh the index (parsing in MinerU's worker process, closed afterwards)."""
+        loader = self.loader()
+        try:
+            return self.builder(loader).build(paths, exclude, progress)
+        finally:
+            loader.close()
+
     @cached_property
     def embedder(self) -> Embedder:
         return make_embedder(self.settings)
@@ -97,6 +118,10 @@ class KnowledgeBase:
         )
 
     @cached_property
+    def feedback(self) -> FeedbackStore:
+        return FeedbackStore(self.settings.feedback_path)
+
+    @cached_property
     def retriever(self) -> Retriever:
         s = self.settings
         fusion = FusionConfig(rrf_k=s.rrf_k, dense_weight=s.dense_weight, bm25_weight=s.bm25_weight)
@@ -123,10 +148,42 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     gate = EvidenceGate(GateConfig(min_rerank_score=s.gate_min_rerank_score, dense_weight=s.gate_dense_weight,
                                    coverage_weight=s.gate_coverage_weight, threshold=s.gate_threshold))
     return AnswerPipeline(
-        CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl),
+        CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl,
+                        adjuster=FeedbackAdjuster(kb.feedback, s.feedback_similarity, s.feedback_penalty)),
         cache,
         gate,
         rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,
         answerer=ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking) if answer_endpoint else None,
         config=PipelineConfig(top_k=s.top_k, max_answer_tokens=s.answer_max_tokens),
     )
+
+
+def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
+    """The Slack app and what it needs; returns (app, services, health)."""
+    from bot.answering import Answerer
+    from bot.app import create_app
+    from bot.reindex import Reindexer
+    from bot.services import BotServices
+
+    slack = slack or SlackSettings()
+    pipeline = make_pipeline(kb)
+    configured = [Path(p.strip()) for p in kb.settings.docs_paths.split(",") if p.strip()]
+
+    def refresh(progress: Callable[[IndexProgress], None]) -> IndexReport:
+        paths = None if kb.store.current_version() else (configured or None)
+        return kb.refresh(paths, None, progress)
+
+    services = BotServices(
+        answerer=Answerer(pipeline, kb.feedback, slack),
+        feedback=kb.feedback,
+        reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
+        dedup=pipeline.cache,
+        settings=slack,
+        index_version=kb.store.current_version,
+    )
+
+    def health() -> dict:
+        return {"status": "ok", "index_version": kb.store.current_version(), "cache": pipeline.cache.backend,
+                "reindexing": services.reindexer.running}
+
+    return create_app(services), services, health

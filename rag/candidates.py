@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cache import Cache, cache_key
+from rag.feedback import FeedbackAdjuster
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
 from rag.retrieval import Retriever, reciprocal_rank_fusion
@@ -28,6 +29,7 @@ class Candidates:
     notices: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     cached: bool = False
+    demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
 
 
 @dataclass
@@ -49,6 +51,7 @@ class CandidateFinder:
         *,
         depth: int = 50,
         ttl: int = 3600,
+        adjuster: FeedbackAdjuster | None = None,
     ) -> None:
         if depth <= 0:
             raise ValueError("depth must be positive")
@@ -57,6 +60,7 @@ class CandidateFinder:
         self.reranker = reranker
         self.depth = depth
         self.ttl = ttl
+        self.adjuster = adjuster
         self.counters = CandidateCounters()
 
     def _settings(self) -> str:
@@ -64,11 +68,32 @@ class CandidateFinder:
         return f"d{self.depth}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
 
     async def find(self, question: str, rewritten: str | None, version: str) -> Candidates:
+        found = await self._find(question, rewritten, version)
+        return await asyncio.to_thread(self._apply_feedback, found, question, version)
+
+    def _apply_feedback(self, found: Candidates, question: str, version: str) -> Candidates:
+        """Demote chunks voted down for similar questions (after the cache: votes take effect at once)."""
+        if self.adjuster is None or not found.hits:
+            return found
+        factors = self.adjuster.demotions(self.query_vector(question, version))
+        if not factors:
+            return found
+        keys = found.rerank_scores if found.rerank_scores is not None else [h.score for h in found.hits]
+        adjusted = [k * factors.get(h.chunk.id, 1.0) for h, k in zip(found.hits, keys)]
+        order = sorted(range(len(found.hits)), key=lambda i: -adjusted[i])
+        return Candidates(
+            hits=[found.hits[i] for i in order],
+            rerank_scores=[adjusted[i] for i in order] if found.rerank_scores is not None else None,
+            order=found.order, notices=found.notices, timings_ms=found.timings_ms, cached=found.cached,
+            demoted=[h.chunk.id for h in found.hits if h.chunk.id in factors],
+        )
+
+    async def _find(self, question: str, rewritten: str | None, version: str) -> Candidates:
         reranker = self.reranker.name if self.reranker else "none"
         key = cache_key("candidates", version, self.retriever.embedder.model_id, reranker, self._settings(),
                         question, rewritten or "")
         cached = self.cache.get("candidates", key)
-        snapshot = self.retriever.snapshot
+        snapshot = await asyncio.to_thread(lambda: self.retriever.snapshot)
         if cached is not None:
             found = _decode(cached, snapshot.by_id)
             if found is not None:
@@ -76,7 +101,7 @@ class CandidateFinder:
                 return found
         began = time.perf_counter()
         queries = [question] + ([rewritten] if rewritten else [])
-        vectors = [self.query_vector(q, version) for q in queries]
+        vectors = await asyncio.to_thread(lambda: [self.query_vector(q, version) for q in queries])
         embed_ms = (time.perf_counter() - began) * 1000
         began = time.perf_counter()
         lists = await asyncio.gather(*(

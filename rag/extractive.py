@@ -70,6 +70,8 @@ def extract_answer(
         )
         # Quote further sentences only when they are nearly as relevant as the best one.
         candidates = [c for c in candidates if c.score >= candidates[0].score - margin]
+    elif candidates:
+        candidates = [c for c in candidates if c.score >= 0.6 * candidates[0].score]
     chosen: list[_Candidate] = []
     used = 0
     for candidate in candidates:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -73,7 +74,8 @@ class AnswerPipeline:
         began = time.perf_counter()
         timings: dict[str, float] = {}
         notices: list[str] = []
-        snapshot = self.finder.retriever.snapshot
+        # Loading a newly published snapshot takes a moment: never on the event loop.
+        snapshot = await asyncio.to_thread(lambda: self.finder.retriever.snapshot)
         version = snapshot.version
 
         rewritten = await self._rewrite(question, history, version, timings, notices)
@@ -82,7 +84,8 @@ class AnswerPipeline:
         notices.extend(found.notices)
         gate_began = time.perf_counter()
         scores = found.rerank_scores
-        decision = self.gate.decide(rewritten or question, found.hits, snapshot.lexical.idf, scores)
+        decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits,
+                                           snapshot.lexical.idf, scores)
         timings["gate"] = _ms(gate_began)
         timings["before_answer_model"] = _ms(began)
         language = detect_language(question)
@@ -168,8 +171,8 @@ class AnswerPipeline:
                     return
                 notices.append(f"The answer model is unavailable ({exc.kind}); showing quoted passages instead.")
                 yield _FALLBACK
-        text = extract_answer(question, sources, snapshot.lexical.idf, similarity=self._similarity(question),
-                              query=rewritten)
+        text = await asyncio.to_thread(extract_answer, question, sources, snapshot.lexical.idf,
+                                       similarity=self._similarity(question), query=rewritten)
         timings["first_token"] = _ms(began)
         for line in text.splitlines(keepends=True):
             yield line

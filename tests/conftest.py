@@ -35,11 +35,7 @@ def kb(settings: Settings, tmp_path: Path) -> KnowledgeBase:
 
 
 def build(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None = None):
-    loader = kb.loader()
-    try:
-        return kb.builder(loader).build(paths, exclude)
-    finally:
-        loader.close()
+    return kb.refresh(paths, exclude)
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -152,3 +152,27 @@ def test_rewriter_down_searches_the_question_as_asked(handbook):
     _, answer = ask(pipeline, "How long must a password be?")
     assert answer.rewritten_query is None and "14 characters" in answer.text
     assert any("rewriter is unavailable" in n for n in answer.notices)
+
+
+def test_a_wrong_source_vote_demotes_that_chunk_for_similar_questions(handbook):
+    from rag.feedback import CitedChunk, citation_target
+
+    pipeline = pipeline_for(handbook, **PERMISSIVE_GATE)
+
+    async def run():
+        _, first = await collect(pipeline, "What happens if I lose my laptop?")
+        top = first.sources[0]
+        _, before = await collect(pipeline, "What happens if I lose my laptop?!")
+        assert before.sources[0].id == top.id, "without feedback the similar question has the same top source"
+        store = pipeline.finder.adjuster.store
+        vector = pipeline.finder.query_vector(first.question, first.index_version)
+        answer_id = store.record_answer(first.question, first.text, [CitedChunk(top.id, top.file, "x")],
+                                        first.index_version, "C1", "U1", vector)
+        store.vote(answer_id, "U2", citation_target(1), -1, "C1")
+        _, similar = await collect(pipeline, "What happens if I lose my laptop?!")
+        _, unrelated = await collect(pipeline, "出差吃饭能报多少?")
+        return top, similar, unrelated
+
+    top, similar, unrelated = asyncio.run(run())
+    assert similar.sources[0].id != top.id
+    assert unrelated.sources[0].file == "差旅报销制度.md"

@@ -91,7 +91,8 @@ def test_incremental_update_reuses_unchanged_files_and_drops_deleted_ones(kb, tm
     before = {c.file: c.id for c in kb.retriever.snapshot.chunks}
     (docs / "travel.md").write_text(TRAVEL.replace("45 EUR", "50 EUR"), encoding="utf-8")
     (docs / "security.md").unlink()
-    (docs / "parking.md").write_text("# Parking\n\nParking spaces are assigned by lottery every quarter.\n", encoding="utf-8")
+    (docs / "parking.md").write_text("# Parking\n\nNorth garage permits are renewed each quarter at reception.\n",
+                                     encoding="utf-8")
     report = build(kb, [docs])
     assert report.changed == ["travel.md"] and report.removed == ["security.md"] and report.added == ["parking.md"]
     assert report.unchanged == 1 and report.previous_version == first.version

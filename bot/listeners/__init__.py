@@ -1,0 +1,13 @@
+"""Listeners grouped by Slack feature; each registers its handlers on the app."""
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.listeners import actions, assistant, commands, events
+from bot.services import BotServices
+
+
+def register(app: AsyncApp, services: BotServices) -> None:
+    assistant.register(app, services)  # before `events`: it claims messages in assistant threads
+    events.register(app, services)
+    actions.register(app, services)
+    commands.register(app, services)

@@ -1,0 +1,58 @@
+"""Mentions in channels, direct messages, and follow-ups in threads the bot answered."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.answering import clean_question
+from bot.listeners.conversation import (
+    bot_in_thread,
+    first_time,
+    mark_bot_thread,
+    question_from,
+    thread_history,
+)
+from bot.services import BotServices
+
+_log = logging.getLogger(__name__)
+IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join", "channel_leave",
+                    "thread_broadcast", "message_replied"}
+
+
+def register(app: AsyncApp, services: BotServices) -> None:
+    async def answer(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
+        if not await first_time(services.dedup, event["channel"], event["ts"]):
+            return
+        text = clean_question(event.get("text", ""))
+        if not text:
+            await client.chat_postMessage(channel=event["channel"], thread_ts=event.get("thread_ts") or event["ts"],
+                                          text="Ask me a question about the company's documents :wave:")
+            return
+        history = []
+        if event.get("thread_ts"):
+            history = await thread_history(client, event["channel"], event["thread_ts"], event["ts"],
+                                           context.get("bot_user_id"), context.get("bot_id"))
+        question = question_from(event, text, history, body.get("event_id", ""))
+        mark_bot_thread(services.dedup, question.channel, question.thread_ts)
+        await services.answerer.answer(client, question)
+
+    @app.event("app_mention")
+    async def on_mention(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
+        await answer(event, body, client, context)
+
+    @app.event("message")
+    async def on_message(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
+        if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id") or not event.get("user"):
+            return
+        if event.get("channel_type") == "im":
+            await answer(event, body, client, context)
+            return
+        bot_user = context.get("bot_user_id")
+        mentioned = bot_user and f"<@{bot_user}>" in event.get("text", "")
+        if event.get("thread_ts") and not mentioned and await bot_in_thread(
+            client, services.dedup, event["channel"], event["thread_ts"], bot_user, context.get("bot_id")
+        ):
+            await answer(event, body, client, context)

@@ -1,0 +1,154 @@
+"""Stream an answer into a Slack thread, then replace it with the finished, cited message.
+
+Preferred: Slack's streaming methods (chat.startStream / appendStream / stopStream through
+slack_sdk's `chat_stream`), flushed on the first text, then every `buffer_chars` or `flush_seconds`.
+Fallback, when streaming is unavailable or breaks: a placeholder message edited with chat.update at
+most once per `fallback_seconds`. Either way the final blocks (text, footnotes, buttons) replace the
+streamed text, split over several messages if Slack's limits require it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_chat_stream import AsyncChatStream
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.blocks import paginate, plain_summary
+
+_log = logging.getLogger(__name__)
+
+UPDATE_TEXT_LIMIT = 3900  # chat.update accepts 4,000 characters of text
+STREAM_APPEND_LIMIT = 12_000
+_STOPPED_BY_USER = {"message_not_in_streaming_state", "stopped_by_user"}
+
+
+class StreamStopped(Exception):
+    """The user stopped the answer in Slack: stop generating."""
+
+
+class ThreadReply:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        channel: str,
+        thread_ts: str,
+        *,
+        user_id: str | None,
+        team_id: str | None,
+        buffer_chars: int = 120,
+        flush_seconds: float = 0.5,
+        fallback_seconds: float = 1.0,
+        use_streaming: bool = True,
+    ) -> None:
+        self.client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.user_id = user_id
+        self.team_id = team_id
+        self.buffer_chars = buffer_chars
+        self.flush_seconds = flush_seconds
+        self.fallback_seconds = fallback_seconds
+        self.use_streaming = use_streaming
+        self.mode = "stream" if use_streaming else "update"
+        self.message_ts: list[str] = []  # every message this reply occupies, in order
+        self._stream: AsyncChatStream | None = None
+        self._pending = ""
+        self._shown = ""  # text already visible in the current message
+        self._last_flush = 0.0
+
+    async def append(self, text: str) -> None:
+        if not text:
+            return
+        self._pending += text
+        now = time.monotonic()
+        first = not self.message_ts and not self._stream
+        due = now - self._last_flush >= (self.fallback_seconds if self.mode == "update" else self.flush_seconds)
+        if first or len(self._pending) >= self.buffer_chars or due:
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self._pending:
+            return
+        text, self._pending = self._pending, ""
+        self._last_flush = time.monotonic()
+        if self.mode == "stream":
+            try:
+                await self._stream_append(text)
+                return
+            except SlackApiError as exc:
+                error = exc.response.get("error", "")
+                if error in _STOPPED_BY_USER:
+                    raise StreamStopped(error) from None
+                _log.warning("Slack streaming failed (%s); falling back to message updates", error)
+                await self._end_stream()
+                self.mode = "update"
+                if error != "msg_too_long":
+                    self._shown = ""  # continue the text in a fresh placeholder message
+        await self._update_append(text)
+
+    async def _stream_append(self, text: str) -> None:
+        if self._stream is not None and len(self._shown) + len(text) > STREAM_APPEND_LIMIT:
+            await self._end_stream()  # one streamed message holds a bounded amount: start another
+        if self._stream is None:
+            self._stream = await self.client.chat_stream(
+                channel=self.channel, thread_ts=self.thread_ts, recipient_user_id=self.user_id,
+                recipient_team_id=self.team_id, buffer_size=1,
+            )
+            self._shown = ""
+        await self._stream.append(markdown_text=text)
+        if self._stream.ts and (not self.message_ts or self.message_ts[-1] != self._stream.ts):
+            self.message_ts.append(self._stream.ts)
+        self._shown += text
+
+    async def _end_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and stream.ts:
+            try:
+                await stream.stop()
+            except SlackApiError as exc:
+                _log.info("stopping the stream failed: %s", exc.response.get("error"))
+
+    async def _update_append(self, text: str) -> None:
+        self._shown += text
+        if not self.message_ts or len(self._shown) > UPDATE_TEXT_LIMIT:
+            if self.message_ts and len(self._shown) > UPDATE_TEXT_LIMIT:
+                self._shown = text  # this message is full: continue in a new one
+            response = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts,
+                                                          text=self._shown)
+            self.message_ts.append(response["ts"])
+            return
+        await self.client.chat_update(channel=self.channel, ts=self.message_ts[-1], text=self._shown)
+
+    async def finish(self, text: str, blocks: list[dict]) -> list[str]:
+        """Replace what was streamed with the final blocks; returns the message timestamps used."""
+        self._pending = ""
+        await self._end_stream()
+        pages = paginate(blocks)
+        summary = plain_summary(text)
+        used: list[str] = []
+        for n, page in enumerate(pages):
+            if n < len(self.message_ts):
+                await self.client.chat_update(channel=self.channel, ts=self.message_ts[n], text=summary, blocks=page)
+                used.append(self.message_ts[n])
+            else:
+                response = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts,
+                                                              text=summary, blocks=page)
+                used.append(response["ts"])
+        for extra in self.message_ts[len(pages) :]:
+            await self.client.chat_delete(channel=self.channel, ts=extra)
+        self.message_ts = used
+        return used
+
+    async def fail(self, message: str) -> None:
+        """End with a short, human error message (never a stack trace)."""
+        self._pending = ""
+        await self._end_stream()
+        if self.message_ts:
+            await self.client.chat_update(channel=self.channel, ts=self.message_ts[0], text=message, blocks=[])
+            for extra in self.message_ts[1:]:
+                await self.client.chat_delete(channel=self.channel, ts=extra)
+        else:
+            await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, text=message)

@@ -1,0 +1,113 @@
+"""Run the real bot over HTTP on an ephemeral port against the local Slack Web API server, and send
+it requests signed the way Slack signs them."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from aiohttp import web
+
+from ai_employee.wiring import KnowledgeBase, make_bot
+from bot.config import SlackSettings
+from bot.server import web_app
+from rag.config import Settings
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+BOT_USER = "U0FAKEBOT"
+TEAM = "T0FAKE001"
+
+
+def sign(body: bytes, timestamp: int | None = None, secret: str = SIGNING_SECRET) -> dict[str, str]:
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    base = f"v0:{timestamp}:".encode() + body
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature}
+
+
+@dataclass
+class RunningBot:
+    url: str
+    services: Any
+    kb: KnowledgeBase
+    _loop: asyncio.AbstractEventLoop
+    _thread: threading.Thread
+    _runner: web.AppRunner
+    _seq: list[int] = field(default_factory=lambda: [0])
+
+    def post(self, body: bytes, content_type: str, headers: dict[str, str] | None = None,
+             signed: bool = True) -> httpx.Response:
+        all_headers = {"Content-Type": content_type, **(sign(body) if signed else {}), **(headers or {})}
+        return httpx.post(f"{self.url}/slack/events", content=body, headers=all_headers, timeout=30)
+
+    def event(self, event: dict, event_id: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+        self._seq[0] += 1
+        payload = {
+            "token": "legacy", "team_id": TEAM, "api_app_id": "A0FAKEAPP", "type": "event_callback",
+            "event_id": event_id or f"Ev{self._seq[0]:08d}", "event_time": int(time.time()), "event": event,
+            "authorizations": [{"enterprise_id": None, "team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
+        return self.post(json.dumps(payload).encode(), "application/json", headers)
+
+    def interaction(self, payload: dict) -> httpx.Response:
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        return self.post(body, "application/x-www-form-urlencoded")
+
+    def command(self, command: str, user: str, channel: str = "C0GENERAL", text: str = "") -> httpx.Response:
+        form = {"command": command, "text": text, "user_id": user, "user_name": user.lower(), "channel_id": channel,
+                "team_id": TEAM, "trigger_id": "1337.42.abc", "response_url": "https://hooks.slack.invalid/x",
+                "token": "legacy", "api_app_id": "A0FAKEAPP"}
+        return self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def start_bot(data_dir: Path, index_dir: Path, slack_url: str, **settings: Any) -> RunningBot:
+    kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir)
+    slack = SlackSettings(_env_file=None, slack_bot_token="xoxb-test-token", slack_signing_secret=SIGNING_SECRET,
+                          slack_api_url=slack_url, AIE_ADMIN_USER_IDS="U0ADMIN01")
+    app, services, health = make_bot(kb, slack)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+
+        async def boot() -> None:
+            runner = web.AppRunner(web_app(app, health))
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            box["runner"], box["port"] = runner, site._server.sockets[0].getsockname()[1]
+            ready.set()
+
+        loop.run_until_complete(boot())
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ready.wait(30)
+    return RunningBot(f"http://127.0.0.1:{box['port']}", services, kb, loop, thread, box["runner"])
+
+
+def wait_for(condition, timeout: float = 120.0, interval: float = 0.1):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")

@@ -1,0 +1,179 @@
+"""The Slack bot served over real HTTP, signed like Slack signs, against the local Slack Web API server
+(which checks every call against Slack's method reference), answering from the real sample handbook."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rag.config import Settings
+from ai_employee.wiring import KnowledgeBase
+from tests.bot.harness import BOT_USER, TEAM, sign, start_bot, wait_for
+from tests.conftest import HANDBOOK, build
+from tests.fakes.slack_api import SlackApiServer
+
+CHANNEL = "C0GENERAL"
+
+
+@pytest.fixture(scope="module")
+def handbook_index(shared_data_dir, tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("bot-index")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+@pytest.fixture
+def slack():
+    with SlackApiServer(users={"U0ADMIN01": {}, "U0OWNER01": {"is_owner": True}, "U0PLAIN01": {}}) as server:
+        yield server
+        server.assert_no_rejections()
+
+
+@pytest.fixture
+def bot(handbook_index, slack, tmp_path):
+    data_dir, index_dir = handbook_index
+    running = start_bot(data_dir, index_dir, slack.base_url, gate_threshold=0.85,
+                        feedback_db=tmp_path / "feedback.sqlite3")
+    yield running
+    running.stop()
+
+
+def mention(slack: SlackApiServer, text: str, user: str = "U0PLAIN01", thread_ts: str | None = None) -> dict:
+    ts = slack.seed_message(CHANNEL, f"<@{BOT_USER}> {text}", user=user, thread_ts=thread_ts)
+    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": CHANNEL,
+             "event_ts": ts, "team": TEAM}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def final_answers(slack: SlackApiServer) -> list:
+    """chat.update calls that put the finished answer (blocks with feedback buttons) in place."""
+    return [c for c in slack.calls_to("chat.update")
+            if any(b.get("type") == "context_actions" for b in c.args.get("blocks") or [])]
+
+
+def test_a_mention_streams_into_the_thread_and_ends_with_footnotes_and_feedback(bot, slack):
+    event = mention(slack, "出差吃饭能报多少?")
+    began = time.perf_counter()
+    response = bot.event(event)
+    ack = time.perf_counter() - began
+    assert response.status_code == 200 and ack < 3
+    final = wait_for(lambda: final_answers(slack))[0]
+    start = slack.calls_to("chat.startStream")[0]
+    assert start.args["thread_ts"] == event["ts"] and start.args["recipient_user_id"] == "U0PLAIN01"
+    assert slack.calls_to("chat.appendStream") and slack.calls_to("chat.stopStream")
+    blocks = final.args["blocks"]
+    text = " ".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    assert "一百元" in text and "[1]" in text
+    footnotes = [b for b in blocks if b["type"] == "section" and b.get("accessory", {}).get("action_id") == "show_source"]
+    assert footnotes and "第四章 伙食补助" in " ".join(f["text"]["text"] for f in footnotes)
+    feedback = next(b for b in blocks if b["type"] == "context_actions")["elements"][0]
+    assert feedback["type"] == "feedback_buttons" and feedback["positive_button"]["value"].startswith("up:")
+    assert final.args["ts"] == start.response["ts"], "the streamed message is the one finished"
+
+
+def test_signatures_are_verified(bot):
+    body = json.dumps({"type": "url_verification", "challenge": "abc", "token": "x"}).encode()
+    assert bot.post(body, "application/json").status_code == 200
+    assert bot.post(body, "application/json", signed=False).status_code == 401
+    forged = {**sign(body), "X-Slack-Signature": "v0=" + "0" * 64}
+    assert bot.post(body, "application/json", headers=forged, signed=False).status_code == 401
+    stale = sign(body, timestamp=int(time.time()) - 6 * 60)
+    assert bot.post(body, "application/json", headers=stale, signed=False).status_code == 401
+    wrong_secret = sign(body, secret="not-the-secret")
+    assert bot.post(body, "application/json", headers=wrong_secret, signed=False).status_code == 401
+
+
+def test_a_retried_event_and_the_twin_message_event_give_one_answer(bot, slack):
+    event = mention(slack, "How long must a password be?")
+    assert bot.event(event, event_id="EvDUPLICATE1").status_code == 200
+    assert bot.event(event, event_id="EvDUPLICATE1", headers={"X-Slack-Retry-Num": "1",
+                                                              "X-Slack-Retry-Reason": "http_timeout"}).status_code == 200
+    twin = {**event, "type": "message", "channel_type": "channel"}
+    assert bot.event(twin, event_id="EvTWIN000001").status_code == 200
+    wait_for(lambda: final_answers(slack))
+    time.sleep(2)
+    assert len(slack.calls_to("chat.startStream")) == 1 and len(final_answers(slack)) == 1
+
+
+def test_feedback_buttons_store_votes_and_acknowledge(bot, slack):
+    bot.event(mention(slack, "How long must a password be?"))
+    final = wait_for(lambda: final_answers(slack))[0]
+    feedback = next(b for b in final.args["blocks"] if b["type"] == "context_actions")["elements"][0]
+    answer_id = feedback["negative_button"]["value"].split(":", 1)[1]
+    click = {"type": "block_actions", "user": {"id": "U0PLAIN01"}, "team": {"id": TEAM}, "trigger_id": "t1",
+             "channel": {"id": CHANNEL}, "container": {"type": "message", "channel_id": CHANNEL},
+             "message": {"ts": final.args["ts"], "thread_ts": final.args["ts"]},
+             "actions": [{"action_id": "answer_feedback", "block_id": "b", "type": "feedback_buttons",
+                          "value": f"down:{answer_id}", "action_ts": "1"}]}
+    assert bot.interaction(click).status_code == 200
+    wait_for(lambda: slack.calls_to("chat.postEphemeral"))
+    click["actions"][0]["value"] = f"up:{answer_id}"
+    bot.interaction(click)
+    wait_for(lambda: len(slack.calls_to("chat.postEphemeral")) == 2)
+    votes = bot.services.feedback.votes()
+    assert [(v.answer_id, v.user, v.value) for v in votes] == [(answer_id, "U0PLAIN01", 1)]
+    recorded = bot.services.feedback.answer(answer_id)
+    assert recorded.question == "How long must a password be?" and recorded.channel == CHANNEL and recorded.index_version
+    assert "updated" in slack.calls_to("chat.postEphemeral")[1].args["text"]
+
+
+def test_show_source_opens_the_passage_and_wrong_source_is_recorded(bot, slack):
+    bot.event(mention(slack, "出差吃饭能报多少?"))
+    final = wait_for(lambda: final_answers(slack))[0]
+    button = next(b for b in final.args["blocks"] if b.get("accessory", {}).get("action_id") == "show_source")["accessory"]
+    answer_id, marker = button["value"].split(":")
+    click = {"type": "block_actions", "user": {"id": "U0PLAIN01"}, "team": {"id": TEAM}, "trigger_id": "12345.98765.abcd",
+             "channel": {"id": CHANNEL}, "container": {"type": "message"}, "message": {"ts": final.args["ts"]},
+             "actions": [{"action_id": "show_source", "block_id": "f", "type": "button", "value": button["value"],
+                          "action_ts": "1"}]}
+    bot.interaction(click)
+    opened = wait_for(lambda: slack.calls_to("views.open"))[0]
+    view = opened.args["view"]
+    assert view["type"] == "modal" and view["title"]["text"] == f"Source [{marker}]"
+    wrong = next(b for b in view["blocks"] if b["type"] == "actions")["elements"][0]
+    modal_click = {"type": "block_actions", "user": {"id": "U0PLAIN01"}, "team": {"id": TEAM}, "trigger_id": "t2",
+                   "container": {"type": "view", "view_id": "V0FAKE"},
+                   "view": {"id": "V0FAKE", "hash": "h1", "type": "modal", **{k: view[k] for k in ("title", "close", "blocks")}},
+                   "actions": [{"action_id": "wrong_source", "block_id": "w", "type": "button", "value": wrong["value"],
+                                "action_ts": "2"}]}
+    bot.interaction(modal_click)
+    wait_for(lambda: slack.calls_to("views.update"))
+    vote = bot.services.feedback.votes()[0]
+    assert vote.target == f"citation:{marker}" and vote.value == -1 and vote.chunk_id
+
+
+def test_reindex_is_for_admins_only(bot, slack):
+    refused = bot.command("/reindex", "U0PLAIN01")
+    assert refused.status_code == 200 and "only knowledge-base admins" in refused.text
+    accepted = bot.command("/reindex", "U0OWNER01")  # a workspace owner, found through users.info
+    assert accepted.status_code == 200 and "Reindexing" in accepted.text
+    done = wait_for(lambda: [c for c in slack.calls_to("chat.update") + slack.calls_to("chat.postMessage")
+                             if ":white_check_mark:" in c.args.get("text", "")])
+    assert "up to date" in done[0].args["text"] or "Reindex finished" in done[0].args["text"]
+
+
+def test_fifty_concurrent_mentions_are_acked_fast_and_answered_once(bot, slack):
+    events = [mention(slack, question) for question in
+              ["How long must a password be?", "出差吃饭能报多少?", "When are the offices open?"] * 16 + ["Can I park?"] * 2]
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        def send(event):
+            began = time.perf_counter()
+            status = bot.event(event).status_code
+            return status, time.perf_counter() - began
+
+        results = list(pool.map(send, events))
+    assert all(status == 200 for status, _ in results)
+    assert max(seconds for _, seconds in results) < 3.0, sorted(s for _, s in results)[-5:]
+    wait_for(lambda: len(final_answers(slack)) + len(failed_replies(slack)) >= 50, timeout=600, interval=0.5)
+    time.sleep(1)
+    answered = [c.args["thread_ts"] for c in slack.calls_to("chat.startStream")]
+    assert sorted(answered) == sorted(e["ts"] for e in events), "every question answered exactly once"
+
+
+def failed_replies(slack):
+    return [c for c in slack.calls_to("chat.postMessage") if "Sorry" in c.args.get("text", "")]

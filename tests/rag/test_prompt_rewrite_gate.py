@@ -1,0 +1,75 @@
+import pytest
+
+from rag.extractive import extract_answer
+from rag.gate import EvidenceGate, GateConfig, lexical_coverage
+from rag.prompt import build_prompt, detect_language, refusal_sentence
+from rag.rewrite import clean_rewrite, rewrite_messages
+from rag.types import Chunk, Hit
+
+
+def chunk(text: str, title: str = "Travel Policy", section=("Meals",), page=None, n: int = 1) -> Chunk:
+    return Chunk(f"c{n}", f"f{n}.md", title, section, text, 0, len(text), page, page, "v1", "2026-01-01")
+
+
+def idf(tokens):
+    return {t: 1.0 for t in tokens}
+
+
+def test_language_detection():
+    assert detect_language("出差吃饭能报多少?") == "zh"
+    assert detect_language("How many vacation days do I get?") == "en"
+    assert detect_language("VPN 怎么连") == "zh"
+    assert refusal_sentence("年假有几天") .startswith("抱歉")
+
+
+def test_prompt_numbers_sources_with_location_and_keeps_history():
+    sources = [chunk("Meals are 45 EUR.", page=3), chunk("Hotels 150 EUR.", section=("Hotels",), n=2)]
+    prompt = build_prompt("How much for meals?", sources, history=[("Hi", "Hello [1].")])
+    assert [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
+    user = prompt.messages[-1]["content"]
+    assert "[1] Travel Policy › Meals, p. 3\nMeals are 45 EUR." in user
+    assert "[2] Travel Policy › Hotels\nHotels 150 EUR." in user
+    assert prompt.refusal in prompt.messages[0]["content"] and "English" in prompt.messages[0]["content"]
+    with pytest.raises(ValueError):
+        build_prompt("q", [])
+
+
+def test_rewrite_cleaning():
+    assert clean_rewrite("Query: 差旅 伙食补助 标准\n(explanation)", "出差吃饭能报多少") == "差旅 伙食补助 标准"
+    assert clean_rewrite('"annual leave entitlement days"', "how many vacation days") == "annual leave entitlement days"
+    assert clean_rewrite("", "q") is None and clean_rewrite("same", "same") is None
+    messages = rewrite_messages("and for managers?", [("How many days?", "26 days [1].")])
+    assert "Q: How many days?\nA: 26 days [1]." in messages[-1]["content"]
+
+
+def test_extractive_answer_quotes_the_sentence_with_the_question_terms():
+    sources = [chunk("Economy class is the standard. Business class needs CFO approval for flights over ten hours."),
+               chunk("The daily meal allowance is 45 EUR.", n=2)]
+    text = extract_answer("When is business class allowed?", sources, idf)
+    assert text.splitlines()[0].startswith("Quoted passages")
+    assert text.splitlines()[1] == "> Business class needs CFO approval for flights over ten hours. [1]"
+
+
+def test_extractive_similarity_decides_between_lexical_candidates():
+    sources = [chunk("Meals cost money. The meal allowance is 45 EUR per day.")]
+    text = extract_answer("meal allowance per day", sources, idf,
+                          similarity=lambda sentences: [0.9 if "45" in s else 0.1 for s in sentences])
+    assert text.splitlines()[1] == "> The meal allowance is 45 EUR per day. [1]"
+
+
+def test_gate_with_reranker_scores():
+    gate = EvidenceGate(GateConfig(min_rerank_score=0.5))
+    hits = [Hit(chunk("x"), 0.1)]
+    assert not gate.decide("q", hits, idf, [0.2]).answer
+    assert gate.decide("q", hits, idf, [0.7]).answer
+
+
+def test_gate_without_reranker_combines_dense_and_coverage():
+    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.5, threshold=1.0))
+    strong = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.8})]
+    weak = [Hit(chunk("Parking is assigned by lottery.", title="Office", section=("Parking",)), 0.1, {"dense": 1}, {"dense": 0.8})]
+    assert lexical_coverage("daily meal allowance", strong, idf) == 1.0
+    assert gate.decide("daily meal allowance", strong, idf).answer
+    decision = gate.decide("daily meal allowance", weak, idf)
+    assert not decision.answer and decision.signals["coverage"] == 0.0
+    assert not gate.decide("anything", [], idf).answer
