@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
 from cache import MemoryCache, RedisCache, cache_key, make_cache
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.processes import free_port, wait_until_up
 
 
 class RedisProcess:
@@ -33,14 +27,7 @@ class RedisProcess:
             [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
+        wait_until_up(port=self.port, process=self.proc, timeout=10)
 
     def stop(self) -> None:
         if self.proc:
@@ -53,7 +40,7 @@ class RedisProcess:
 def redis_process():
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is required for the cache tests (.ci/run installs/starts it)")
-    server = RedisProcess(_free_port())
+    server = RedisProcess(free_port())
     server.start()
     yield server
     server.stop()
@@ -118,5 +105,5 @@ def test_redis_down_then_back(redis_process, caplog):
 def test_make_cache_picks_the_backend(redis_process):
     assert make_cache(None).backend == "memory"
     assert make_cache(redis_process.url).backend == "redis"
-    unreachable = make_cache(f"redis://127.0.0.1:{_free_port()}/0")
+    unreachable = make_cache(f"redis://127.0.0.1:{free_port()}/0")
     assert unreachable.backend == "redis" and unreachable.get("x", "y") is None

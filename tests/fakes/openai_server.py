@@ -31,6 +31,7 @@ class Script:
     chat_fn: Callable[[dict[str, Any]], str] | None = None  # non-streamed replies computed from the request
     requests: list[dict[str, Any]] = field(default_factory=list)
     disconnects: int = 0  # streams the client closed before the end
+    sent: list[tuple[float, str]] = field(default_factory=list)  # (time.time(), piece) of streamed pieces
 
 
 class FakeOpenAIServer:
@@ -123,6 +124,7 @@ class FakeOpenAIServer:
                             self.wfile.write(b"0\r\n\r\n")
                             return
                         send(event({"content": piece}))
+                        script.sent.append((time.time(), piece))
                         if script.piece_delay:
                             time.sleep(script.piece_delay)
                     send(event({}, "stop"))

