@@ -57,6 +57,7 @@ class ThreadReply:
         self._stream: AsyncChatStream | None = None
         self._pending = ""
         self._shown = ""  # text already visible in the current message
+        self._new_message = True  # the next fallback update starts a message of its own
         self._last_flush = 0.0
 
     async def append(self, text: str) -> None:
@@ -85,8 +86,7 @@ class ThreadReply:
                 _log.warning("Slack streaming failed (%s); falling back to message updates", error)
                 await self._end_stream()
                 self.mode = "update"
-                if error != "msg_too_long":
-                    self._shown = ""  # continue the text in a fresh placeholder message
+                self._new_message = True  # what was streamed stays; the rest goes into a new message
         await self._update_append(text)
 
     async def _stream_append(self, text: str) -> None:
@@ -112,14 +112,14 @@ class ThreadReply:
                 _log.info("stopping the stream failed: %s", exc.response.get("error"))
 
     async def _update_append(self, text: str) -> None:
-        self._shown += text
-        if not self.message_ts or len(self._shown) > UPDATE_TEXT_LIMIT:
-            if self.message_ts and len(self._shown) > UPDATE_TEXT_LIMIT:
-                self._shown = text  # this message is full: continue in a new one
+        if self._new_message or len(self._shown) + len(text) > UPDATE_TEXT_LIMIT:
+            self._shown = text  # a placeholder of its own, or the current one is full
             response = await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts,
                                                           text=self._shown)
             self.message_ts.append(response["ts"])
+            self._new_message = False
             return
+        self._shown += text
         await self.client.chat_update(channel=self.channel, ts=self.message_ts[-1], text=self._shown)
 
     async def finish(self, text: str, blocks: list[dict]) -> list[str]:

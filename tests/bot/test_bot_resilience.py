@@ -208,3 +208,24 @@ def test_reindex_picks_up_new_documents_while_answers_continue(slack, tmp_path, 
         assert "lottery" in json.dumps(final_answers(slack)[1].args["blocks"])
     finally:
         bot.stop()
+
+
+def test_streaming_breaking_mid_answer_continues_in_a_placeholder_and_ends_complete(handbook_index, slack, tmp_path):  # noqa: F811
+    reply = "Passwords must be at least 14 characters long [1]. They are stored in the password manager [1]. " * 3
+    with FakeOpenAIServer() as models:
+        models.script.chat_reply, models.script.chat_pieces, models.script.piece_delay = reply, 24, 0.1
+        slack.fail_next("chat.appendStream", error="fatal_error")
+        bot = run_bot(handbook_index, slack, tmp_path, answer_base_url=models.base_url, answer_model="m")
+        try:
+            event = mention(slack, "How long must a password be?")
+            bot.event(event)
+            final = wait_for(lambda: final_answers(slack))[0]
+            stream_ts = slack.calls_to("chat.startStream")[0].response["ts"]
+            placeholder = next(c for c in slack.calls_to("chat.postMessage") if c.args.get("thread_ts") == event["ts"])
+            assert final.args["ts"] == stream_ts, "the first message gets the finished answer"
+            deleted = wait_for(lambda: slack.calls_to("chat.delete"), timeout=10)
+            assert [c.args["ts"] for c in deleted] == [placeholder.response["ts"]]
+            text = " ".join(b["text"]["text"] for b in final.args["blocks"] if b["type"] == "section" and not b.get("accessory"))
+            assert text.count("14 characters") == 3
+        finally:
+            bot.stop()
