@@ -179,7 +179,6 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
         reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
         dedup=pipeline.cache,
         settings=slack,
-        index_version=kb.store.current_version,
     )
 
     def health() -> dict:

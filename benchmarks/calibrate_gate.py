@@ -80,27 +80,33 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--max-false-refusal", type=float, default=0.05)
     parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
+    parser.add_argument("--sets", default="lawref,squad2", help="which question sets to use")
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, _env_file=None)
     top_n = GateConfig().top_n
     results: dict[str, object] = {"max_false_refusal": args.max_false_refusal, "sets": {}}
 
-    lawref = DATASETS / "lawref"
-    exclude = read_exclude_file(lawref / "refusal-exclude.txt")
-    kb = KnowledgeBase.for_dataset(settings, lawref, exclude)
-    kb.refresh([lawref / "docs"], exclude)
-    answerable = [q for q in load_questions(lawref / "questions.jsonl")
-                  if q.gold and not any(g.file in exclude for g in q.gold)]
-    unanswerable = load_questions(lawref / "refusal.jsonl")
-    squad = DATASETS / "squad2"
-    kb_squad = KnowledgeBase.for_dataset(settings, squad, [])
-    kb_squad.refresh([squad / "docs"], [])
-    squad_questions = load_questions(squad / "questions.jsonl")
-    if args.limit:
-        answerable, unanswerable, squad_questions = (answerable[: args.limit], unanswerable[: args.limit],
-                                                     squad_questions[: args.limit])
+    wanted = set(args.sets.split(","))
+    sets = []
+    if "lawref" in wanted:
+        lawref = DATASETS / "lawref"
+        exclude = read_exclude_file(lawref / "refusal-exclude.txt")
+        kb = KnowledgeBase.for_dataset(settings, lawref, exclude)
+        kb.refresh([lawref / "docs"], exclude)
+        answerable = [q for q in load_questions(lawref / "questions.jsonl")
+                      if q.gold and not any(g.file in exclude for g in q.gold)]
+        unanswerable = load_questions(lawref / "refusal.jsonl")
+        if args.limit:
+            answerable, unanswerable = answerable[: args.limit], unanswerable[: args.limit]
+        sets.append(("lawref", kb, answerable + unanswerable))
+    if "squad2" in wanted:
+        squad = DATASETS / "squad2"
+        kb_squad = KnowledgeBase.for_dataset(settings, squad, [])
+        kb_squad.refresh([squad / "docs"], [])
+        squad_questions = load_questions(squad / "questions.jsonl")
+        sets.append(("squad2", kb_squad, squad_questions[: args.limit] if args.limit else squad_questions))
 
-    for name, base, questions in [("lawref", kb, answerable + unanswerable), ("squad2", kb_squad, squad_questions)]:
+    for name, base, questions in sets:
         print(f"{name}: computing signals for {len(questions)} questions", flush=True)
         rows = signals(base, questions, top_n)
         calibration = [r for r in rows if not holdout(r["id"])]

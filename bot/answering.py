@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ class Answerer:
         if final is None:
             await self._fail(reply, FAILED, question)
             return None
-        answer_id = self._record(final, question)
+        answer_id = await asyncio.to_thread(self._record, final, question)  # an fsync'd write: off the loop
         try:
             await reply.finish(final.text, answer_blocks(final, answer_id))
         except SlackApiError as exc:

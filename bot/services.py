@@ -18,4 +18,3 @@ class BotServices:
     reindexer: Reindexer
     dedup: Cache  # SET NX store for events and questions (Redis when configured)
     settings: SlackSettings
-    index_version: object  # () -> str | None, for the health endpoint

@@ -229,3 +229,25 @@ def test_streaming_breaking_mid_answer_continues_in_a_placeholder_and_ends_compl
             assert text.count("14 characters") == 3
         finally:
             bot.stop()
+
+
+def test_two_bot_processes_sharing_redis_answer_a_retried_event_once(handbook_index, slack, tmp_path):  # noqa: F811
+    from tests.cache.test_caches import RedisProcess
+    from tests.processes import free_port
+
+    redis = RedisProcess(free_port())
+    redis.start()
+    first = run_bot(handbook_index, slack, tmp_path, redis_url=redis.url)
+    second = run_bot(handbook_index, slack, tmp_path / "b", redis_url=redis.url)
+    try:
+        assert first.services.dedup.backend == "redis"
+        event = mention(slack, "How long must a password be?")
+        assert first.event(event, event_id="EvSHARED0001").status_code == 200
+        assert second.event(event, event_id="EvSHARED0001", headers={"X-Slack-Retry-Num": "1"}).status_code == 200
+        wait_for(lambda: final_answers(slack))
+        time.sleep(2)
+        assert len(slack.calls_to("chat.startStream")) == 1
+    finally:
+        first.stop()
+        second.stop()
+        redis.stop()
