@@ -124,7 +124,8 @@ class KnowledgeBase:
     @cached_property
     def retriever(self) -> Retriever:
         s = self.settings
-        fusion = FusionConfig(rrf_k=s.rrf_k, dense_weight=s.dense_weight, bm25_weight=s.bm25_weight)
+        fusion = FusionConfig(method=s.fusion, rrf_k=s.rrf_k, dense_weight=s.dense_weight,
+                              bm25_weight=s.bm25_weight)
         return Retriever(self.store, self.embedder, fusion)
 
 
@@ -145,8 +146,12 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     rewrite_endpoint = _endpoint(s.rewrite_base_url, s.rewrite_model, s.rewrite_api_key, s.rewrite_timeout, "rewrite")
     answer_endpoint = _endpoint(s.answer_base_url, s.answer_model, s.answer_api_key, s.answer_timeout, "answer",
                                 s.answer_first_token_timeout)
-    gate = EvidenceGate(GateConfig(min_rerank_score=s.gate_min_rerank_score, dense_weight=s.gate_dense_weight,
-                                   coverage_weight=s.gate_coverage_weight, threshold=s.gate_threshold))
+    gate = EvidenceGate(GateConfig(
+        min_rerank_score=s.gate_min_rerank_score, dense_weight=s.gate_dense_weight,
+        coverage_weight=s.gate_coverage_weight,
+        threshold_zh=s.gate_threshold if s.gate_threshold is not None else s.gate_threshold_zh,
+        threshold_en=s.gate_threshold if s.gate_threshold is not None else s.gate_threshold_en,
+    ))
     return AnswerPipeline(
         CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl,
                         adjuster=FeedbackAdjuster(kb.feedback, s.feedback_similarity, s.feedback_penalty)),

@@ -62,9 +62,11 @@ def save(name: str, data: dict[str, object]) -> Path:
     return path
 
 
-def cli(args: list[str], data_dir: Path, timed: bool = False) -> tuple[dict, dict[str, float]]:
+def cli(args: list[str], data_dir: Path, timed: bool = False,
+        extra_env: dict[str, str] | None = None) -> tuple[dict, dict[str, float]]:
     """Run `ai-employee … --json` in a child process; with `timed`, also its wall time and peak RSS."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIE_")} | {"AIE_DATA_DIR": str(data_dir)}
+    env |= extra_env or {}
     cmd = [str(PROJECT / ".venv" / "bin" / "ai-employee"), *args, "--json"]
     if timed:
         cmd = ["/usr/bin/time", "-f", "__TIME__ %e %M", *cmd]

@@ -49,8 +49,13 @@ class Answerer:
         self.pipeline = pipeline
         self.feedback = feedback
         self.settings = settings
+        self._slots = asyncio.Semaphore(settings.max_concurrent_answers)
 
     async def answer(self, client: AsyncWebClient, question: Question) -> Answer | None:
+        async with self._slots:
+            return await self._answer(client, question)
+
+    async def _answer(self, client: AsyncWebClient, question: Question) -> Answer | None:
         reply = ThreadReply(
             client, question.channel, question.thread_ts, user_id=question.user, team_id=question.team,
             buffer_chars=self.settings.stream_buffer_chars, fallback_seconds=self.settings.fallback_update_seconds,

@@ -65,7 +65,7 @@ class CandidateFinder:
 
     def _settings(self) -> str:
         f = self.retriever.fusion
-        return f"d{self.depth}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
+        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
 
     async def find(self, question: str, rewritten: str | None, version: str) -> Candidates:
         found = await self._find(question, rewritten, version)

@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.chunking import ChunkingConfig
+from rag.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
 
 
 class Settings(BaseSettings):
@@ -44,9 +45,12 @@ class Settings(BaseSettings):
     # Index and retrieval.
     hnsw_threshold: int = 200_000
     keep_snapshots: int = 2
+    # "scores": weighted sum of min-max normalised scores (measured best on lawref and squad2, BENCHMARKS.md);
+    # "rrf": weighted reciprocal rank fusion.
+    fusion: str = "scores"
     rrf_k: int = 60
-    dense_weight: float = 1.0
-    bm25_weight: float = 1.0
+    dense_weight: float = 0.6
+    bm25_weight: float = 0.4
 
     # Cache: Redis when set, in-process otherwise.
     redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "AIE_REDIS_URL"))
@@ -85,8 +89,10 @@ class Settings(BaseSettings):
     candidates: int = 50
     gate_min_rerank_score: float = 0.35
     gate_dense_weight: float = 1.0
-    gate_coverage_weight: float = 0.3
-    gate_threshold: float = 1.0
+    gate_coverage_weight: float = COVERAGE_WEIGHT
+    gate_threshold_zh: float = THRESHOLD_ZH
+    gate_threshold_en: float = THRESHOLD_EN
+    gate_threshold: float | None = None  # one threshold for every language, overriding the two above
 
     @property
     def feedback_path(self) -> Path:

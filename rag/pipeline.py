@@ -58,11 +58,16 @@ class AnswerPipeline:
         self.rewrite_calls = 0
 
     @property
+    def _fusion_name(self) -> str:
+        method = self.finder.retriever.fusion.method
+        return "score-fusion" if method == "scores" else "rank-fusion"
+
+    @property
     def models(self) -> dict[str, str]:
         return {
             "rewrite": self.rewriter.name if self.rewriter else "none",
             "embed": self.finder.retriever.embedder.model_id,
-            "rerank": self.finder.reranker.name if self.finder.reranker else "none (fused order)",
+            "rerank": self.finder.reranker.name if self.finder.reranker else f"none ({self._fusion_name} order)",
             "answer": self.answerer.name if self.answerer else "extractive",
         }
 

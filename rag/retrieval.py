@@ -1,4 +1,6 @@
-"""Hybrid retrieval: dense (FAISS) and BM25 run concurrently, fused with weighted reciprocal rank fusion."""
+"""Hybrid retrieval: dense (FAISS) and BM25 run concurrently, then are fused — by weighted reciprocal rank
+fusion, or by a weighted sum of min-max normalised scores, which also scores each candidate with the
+retriever that did not find it (exact cosine, exact BM25)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from rag.types import Hit
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
+FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
 
 
 class IndexMismatchError(RuntimeError):
@@ -25,12 +28,15 @@ class IndexMismatchError(RuntimeError):
 
 @dataclass(frozen=True)
 class FusionConfig:
+    method: str = "scores"  # "scores" (weighted min-max normalised scores) or "rrf"
     rrf_k: int = 60
-    dense_weight: float = 1.0
-    bm25_weight: float = 1.0
+    dense_weight: float = 0.6
+    bm25_weight: float = 0.4
     candidates: int = 100  # per retriever, before fusion
 
     def __post_init__(self) -> None:
+        if self.method not in FUSION_METHODS:
+            raise ValueError(f"fusion method must be one of {', '.join(FUSION_METHODS)}")
         if self.rrf_k <= 0 or self.candidates <= 0:
             raise ValueError("rrf_k and candidates must be positive")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
@@ -60,6 +66,29 @@ def reciprocal_rank_fusion(
             scores.setdefault(row, {})[name] = score
     order = sorted(fused, key=lambda row: -fused[row])
     return [(row, fused[row], ranks[row], scores[row]) for row in order]
+
+
+def score_fusion(
+    rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]], weights: dict[str, float]
+) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
+    """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
+    retriever's exact score (`exact[r][row]`), normalised over the candidates."""
+    rows = list(dict.fromkeys(row for ranking in rankings.values() for row, _ in ranking))
+    ranks = {row: {} for row in rows}
+    for name, ranking in rankings.items():
+        for rank, (row, _) in enumerate(ranking, start=1):
+            ranks[row][name] = rank
+    fused = dict.fromkeys(rows, 0.0)
+    total = sum(weights.get(name, 1.0) for name in exact) or 1.0
+    for name, by_row in exact.items():
+        values = np.array([by_row.get(row, 0.0) for row in rows], dtype=np.float64)
+        low, high = (values.min(), values.max()) if len(values) else (0.0, 0.0)
+        spread = high - low
+        normalised = (values - low) / spread if spread > 0 else np.zeros_like(values)
+        for row, value in zip(rows, normalised):
+            fused[row] += weights.get(name, 1.0) / total * float(value)
+    order = sorted(rows, key=lambda row: -fused[row])
+    return [(row, fused[row], ranks[row], {name: exact[name].get(row, 0.0) for name in exact}) for row in order]
 
 
 class Retriever:
@@ -128,19 +157,23 @@ class Retriever:
         allowed = _rows_under(snapshot, path_prefix)
         depth = max(top_k, self.fusion.candidates)
         rankings: dict[str, list[tuple[int, float]]] = {}
+        found: dict[str, Any] = {}
 
         def dense() -> list[tuple[int, float]]:
             t0 = time.perf_counter()
             vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
             t1 = time.perf_counter()
             result = snapshot.dense.search(vector, depth, allowed)
+            found["vector"] = vector
             timings.embed_ms = (t1 - t0) * 1000
             timings.dense_ms = (time.perf_counter() - t1) * 1000
             return result
 
         def bm25() -> list[tuple[int, float]]:
             t0 = time.perf_counter()
-            result = snapshot.lexical.search(tokenize(query), depth, allowed)
+            tokens = tokenize(query)
+            found["bm25"] = snapshot.lexical.scores(tokens)
+            result = snapshot.lexical.search(tokens, depth, allowed, scores=found["bm25"])
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
@@ -153,7 +186,10 @@ class Retriever:
         else:
             rankings["bm25"] = bm25()
         weights = {"dense": self.fusion.dense_weight, "bm25": self.fusion.bm25_weight}
-        fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
+        if mode == "hybrid" and self.fusion.method == "scores":
+            fused = score_fusion(rankings, _exact_scores(snapshot, rankings, found), weights)[:top_k]
+        else:
+            fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
         hits = [Hit(snapshot.chunks[row], score, rank, raw) for row, score, rank, raw in fused]
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
@@ -170,3 +206,18 @@ def _rows_under(snapshot: Snapshot, prefix: str | None) -> np.ndarray | None:
         [i for i, c in enumerate(snapshot.chunks) if c.file == prefix or c.file.startswith(prefix + "/")],
         dtype=np.int64,
     )
+
+
+def _exact_scores(snapshot: Snapshot, rankings: dict[str, list[tuple[int, float]]],
+                  found: dict[str, Any]) -> dict[str, dict[int, float]]:
+    """Cosine and BM25 score of every candidate either retriever returned."""
+    rows = np.array(sorted({row for ranking in rankings.values() for row, _ in ranking}), dtype=np.int64)
+    if len(rows) == 0:
+        return {"dense": {}, "bm25": {}}
+    cosines = np.asarray(snapshot.dense.vectors[rows]) @ np.asarray(found["vector"], dtype=np.float32)
+    bm25 = found.get("bm25")
+    lexical = bm25[rows] if bm25 is not None else np.zeros(len(rows))
+    return {
+        "dense": {int(r): float(v) for r, v in zip(rows, cosines)},
+        "bm25": {int(r): float(v) for r, v in zip(rows, lexical)},
+    }

@@ -36,3 +36,28 @@ def make_subset(target: Path) -> Path:
             if row["gold"] and all(g["file"] in keep for g in row["gold"]):
                 out.write(line)
     return target
+
+
+# One of the statutes lawref's refusal set leaves out (refusal-exclude.txt). Indexed without it, the
+# refusal questions about it have no answer in the subset; with it, their answerable twins (the same
+# questions in questions.jsonl, with gold articles in this file) do.
+TOURISM = "司法解释/最高人民法院关于审理旅游纠纷案件适用法律若干问题的规定(2020-12-29).md"
+
+
+def refusal_ids() -> set[str]:
+    with open(LAWREF / "refusal.jsonl", encoding="utf-8") as lines:
+        return {json.loads(line)["id"] for line in lines if line.strip()}
+
+
+def write_refusal_questions(target: Path) -> tuple[int, int]:
+    """Questions for a subset indexed without TOURISM: lawref's own refusal rows about it (unanswerable)
+    and the subset's questions answered by the other statutes. Returns (unanswerable, answerable)."""
+    subset_rows = [json.loads(line) for line in open(target / "questions.jsonl", encoding="utf-8")]
+    twins = {r["id"] for r in subset_rows if all(g["file"] == TOURISM for g in r["gold"])} & refusal_ids()
+    others = [r for r in subset_rows if all(g["file"] != TOURISM for g in r["gold"])]
+    with open(LAWREF / "refusal.jsonl", encoding="utf-8") as src:
+        refusals = [json.loads(line) for line in src if line.strip() and json.loads(line)["id"] in twins]
+    with open(target / "refusal-tourism.jsonl", "w", encoding="utf-8") as out:
+        for row in refusals + others:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(refusals), len(others)

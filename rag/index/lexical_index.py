@@ -45,14 +45,21 @@ class LexicalIndex:
             weights[token] = float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
         return weights
 
-    def search(self, query_tokens: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (row, score) with a positive score; `allowed` (row ids) restricts the candidates."""
+    def scores(self, query_tokens: list[str]) -> np.ndarray | None:
+        """BM25 score of every row, or None when no query token is in the vocabulary."""
+        known = [t for t in query_tokens if t and t in self._retriever.vocab_dict] if self.size else []
+        return self._retriever.get_scores(known) if known else None
+
+    def search(self, query_tokens: list[str], k: int, allowed: np.ndarray | None = None,
+               scores: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (row, score) with a positive score; `allowed` (row ids) restricts the candidates;
+        `scores` reuses what `scores()` returned for these tokens."""
         if k <= 0 or self.size == 0:
             return []
-        known = [t for t in query_tokens if t and t in self._retriever.vocab_dict]
-        if not known:
+        if scores is None:
+            scores = self.scores(query_tokens)
+        if scores is None:
             return []
-        scores = self._retriever.get_scores(known)
         if allowed is not None:
             mask = np.zeros(self.size, dtype=bool)
             mask[allowed] = True

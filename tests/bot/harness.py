@@ -74,10 +74,11 @@ class RunningBot:
         self._thread.join(10)
 
 
-def start_bot(data_dir: Path, index_dir: Path, slack_url: str, **settings: Any) -> RunningBot:
+def start_bot(data_dir: Path, index_dir: Path, slack_url: str, slack_settings: dict[str, Any] | None = None,
+              **settings: Any) -> RunningBot:
     kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir)
     slack = SlackSettings(_env_file=None, slack_bot_token="xoxb-test-token", slack_signing_secret=SIGNING_SECRET,
-                          slack_api_url=slack_url, AIE_ADMIN_USER_IDS="U0ADMIN01")
+                          slack_api_url=slack_url, AIE_ADMIN_USER_IDS="U0ADMIN01", **(slack_settings or {}))
     app, services, health = make_bot(kb, slack)
     loop = asyncio.new_event_loop()
     ready = threading.Event()

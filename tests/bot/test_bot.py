@@ -177,3 +177,22 @@ def test_fifty_concurrent_mentions_are_acked_fast_and_answered_once(bot, slack):
 
 def failed_replies(slack):
     return [c for c in slack.calls_to("chat.postMessage") if "Sorry" in c.args.get("text", "")]
+
+
+def test_answers_beyond_the_concurrency_limit_wait_their_turn(handbook_index, slack, tmp_path):
+    data_dir, index_dir = handbook_index
+    bot = start_bot(data_dir, index_dir, slack.base_url, slack_settings={"max_concurrent_answers": 1},
+                    gate_threshold=0.85, feedback_db=tmp_path / "feedback.sqlite3")
+    try:
+        events = [mention(slack, q) for q in
+                  ["How long must a password be?", "When are the offices open?", "How much can I spend on a hotel?"]]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            assert all(r.status_code == 200 for r in pool.map(bot.event, events))
+        wait_for(lambda: len(slack.calls_to("chat.stopStream")) == 3)
+    finally:
+        bot.stop()
+    started = {c.response["ts"]: c.time for c in slack.calls_to("chat.startStream")}
+    intervals = sorted((started[c.args["ts"]], c.time) for c in slack.calls_to("chat.stopStream"))
+    assert len(intervals) == 3
+    assert all(later[0] >= earlier[1] for earlier, later in zip(intervals, intervals[1:])), \
+        "with one slot, an answer starts streaming only after the previous one stopped"

@@ -192,7 +192,7 @@ def test_reindex_picks_up_new_documents_while_answers_continue(slack, tmp_path, 
     from rag.config import Settings
 
     KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])
-    bot = start_bot(shared_data_dir, tmp_path / "index", slack.base_url, gate_threshold=0.85)
+    bot = start_bot(shared_data_dir, tmp_path / "index", slack.base_url)
     try:
         (docs / "parking.md").write_text("# Parking\n\nParking spaces are assigned by lottery every quarter.\n",
                                          encoding="utf-8")

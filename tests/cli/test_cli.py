@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import HANDBOOK, cli_env, read_jsonl
-from tests.lawref_subset import make_subset
+from tests.conftest import HANDBOOK, PROJECT, cli_env, read_jsonl
+from tests.lawref_subset import TOURISM, make_subset, write_refusal_questions
 
 
 def run(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -46,6 +47,27 @@ def test_search_json_finds_the_meal_allowance_in_chinese(handbook_index):
     meal = next(h for h in result["hits"] if "伙食补助" in h["chunk"]["text"])
     assert meal["chunk"]["heading_path"] == ["第四章 伙食补助"] and meal["chunk"]["doc_version"] == "2026-09-15"
     assert result["index_version"] == handbook_index[1]["version"]
+
+
+def test_the_readme_question_gets_a_cited_answer_on_the_default_settings(handbook_index):
+    data, _ = handbook_index
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    question = re.search(r'ai-employee ask "([^"]+)"', readme).group(1)
+    answer = json.loads(run(data, "ask", question, "--json").stdout)
+    assert not answer["refused"] and answer["mode"] == "extractive", answer["gate"]
+    assert "一百元" in answer["text"] and "[1]" in answer["text"]
+    first = answer["citations"][0]
+    assert first["chunk"]["file"] == "差旅报销制度.md"
+    assert first["footnote"] == "[1] 中国区差旅报销制度 › 第四章 伙食补助 · v2026-09-15"
+    streamed = run(data, "ask", question)
+    assert "一百元" in streamed.stdout and "Sources" in streamed.stdout and "[1] 中国区差旅报销制度" in streamed.stdout
+    assert "extractive" in streamed.stderr
+
+
+def test_a_question_the_handbook_does_not_cover_is_refused(handbook_index):
+    data, _ = handbook_index
+    answer = json.loads(run(data, "ask", "What is the capital of France?", "--json").stdout)
+    assert answer["refused"] and answer["citations"] == [] and "You might look at" in answer["text"]
 
 
 def test_search_text_output_shows_where_each_passage_comes_from(handbook_index):
@@ -102,3 +124,26 @@ def test_eval_with_an_exclude_file_indexes_without_those_documents(shared_data_d
     out = tmp_path / "results.jsonl"
     run(shared_data_dir, "eval", str(dataset), "--exclude-file", str(exclude), "--out", str(out), "--json")
     assert all(r["file"] != excluded for line in read_jsonl(out) for r in line["results"])
+
+
+def test_eval_answers_reports_refusals_and_records_them_per_question(shared_data_dir, tmp_path):
+    dataset = make_subset(tmp_path / "lawref-mini")
+    unanswerable, answerable = write_refusal_questions(dataset)
+    exclude = tmp_path / "exclude.txt"
+    exclude.write_text(TOURISM + "\n", encoding="utf-8")
+    out = tmp_path / "answers.jsonl"
+    result = run(shared_data_dir, "eval", str(dataset), "--questions", str(dataset / "refusal-tourism.jsonl"),
+                 "--exclude-file", str(exclude), "--answers", "--out", str(out), "--json")
+    summary = json.loads(result.stdout)
+    assert summary["unanswerable"] == unanswerable and summary["answerable"] == answerable
+    lines = read_jsonl(out)
+    assert all(isinstance(line["refused"], bool) and line["answer"] for line in lines)
+    refused_unanswerable = sum(line["refused"] for line in lines if not line["answerable"])
+    refused_answerable = sum(line["refused"] for line in lines if line["answerable"])
+    assert summary["refusal_rate"] == round(refused_unanswerable / unanswerable, 4) >= 0.75
+    assert summary["false_refusal_rate"] == round(refused_answerable / answerable, 4) <= 0.1
+    refusal = next(line for line in lines if line["refused"])
+    assert refusal["answer"].startswith("抱歉")
+    text = run(shared_data_dir, "eval", str(dataset), "--questions", str(dataset / "refusal-tourism.jsonl"),
+               "--exclude-file", str(exclude), "--answers", "--out", str(out)).stdout
+    assert "refused" in text and "false refusals" in text

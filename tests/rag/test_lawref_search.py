@@ -50,3 +50,16 @@ def test_path_filter_limits_results_to_one_statute(lawref_kb):
     target = "司法解释/最高人民法院关于审理物业服务纠纷案件适用法律若干问题的解释(2020-12-29).md"
     hits = kb.retriever.search("物业费", top_k=5, path_prefix=target)
     assert hits and {h.chunk.file for h in hits} == {target}
+
+
+def test_score_fusion_finds_the_gold_articles_and_scores_every_hit_both_ways(lawref_kb):
+    from rag.retrieval import FusionConfig, Retriever
+
+    kb, questions = lawref_kb
+    retriever = Retriever(kb.store, kb.embedder, FusionConfig(method="scores"))
+    metrics = evaluate(questions, lambda q: retriever.search(q, top_k=10), recall_at=(1, 5, 10))
+    assert metrics.recall[5] >= 0.85, metrics.to_dict()
+    hits = retriever.search(questions[0].question, top_k=20)
+    assert all(set(h.scores) == {"dense", "bm25"} and 0 < h.scores["dense"] <= 1.0001 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    retriever.close()

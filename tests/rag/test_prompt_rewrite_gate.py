@@ -65,7 +65,7 @@ def test_gate_with_reranker_scores():
 
 
 def test_gate_without_reranker_combines_dense_and_coverage():
-    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.5, threshold=1.0))
+    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.5, threshold_zh=1.0, threshold_en=1.0))
     strong = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.8})]
     weak = [Hit(chunk("Parking is assigned by lottery.", title="Office", section=("Parking",)), 0.1, {"dense": 1}, {"dense": 0.8})]
     assert lexical_coverage("daily meal allowance", strong, idf) == 1.0
@@ -73,3 +73,11 @@ def test_gate_without_reranker_combines_dense_and_coverage():
     decision = gate.decide("daily meal allowance", weak, idf)
     assert not decision.answer and decision.signals["coverage"] == 0.0
     assert not gate.decide("anything", [], idf).answer
+
+
+def test_gate_threshold_follows_the_question_language():
+    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.0, threshold_zh=0.9, threshold_en=0.8))
+    hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
+    english, chinese = gate.decide("meal allowance?", hits, idf), gate.decide("伙食补助是多少?", hits, idf)
+    assert english.answer and english.signals["threshold"] == 0.8
+    assert not chinese.answer and chinese.signals["threshold"] == 0.9

@@ -1,6 +1,6 @@
 import pytest
 
-from rag.retrieval import FusionConfig, reciprocal_rank_fusion
+from rag.retrieval import FusionConfig, reciprocal_rank_fusion, score_fusion
 
 
 def test_rrf_rewards_agreement_and_keeps_each_retrievers_view():
@@ -27,3 +27,20 @@ def test_fusion_config_is_checked():
         FusionConfig(rrf_k=0)
     with pytest.raises(ValueError):
         FusionConfig(dense_weight=0, bm25_weight=0)
+    with pytest.raises(ValueError):
+        FusionConfig(method="borda")
+
+
+def test_score_fusion_uses_each_retrievers_exact_score_of_every_candidate():
+    rankings = {"dense": [(1, 0.90), (2, 0.85)], "bm25": [(3, 9.0), (2, 8.0)]}
+    exact = {"dense": {1: 0.90, 2: 0.85, 3: 0.70}, "bm25": {1: 0.0, 2: 8.0, 3: 9.0}}
+    fused = score_fusion(rankings, exact, {"dense": 1.0, "bm25": 1.0})
+    order = [row for row, *_ in fused]
+    assert order[0] == 2, "close second in both beats first in one"
+    row, score, ranks, scores = fused[0]
+    assert ranks == {"dense": 2, "bm25": 2} and scores == {"dense": 0.85, "bm25": 8.0}
+    assert score == pytest.approx(0.5 * (0.85 - 0.70) / 0.20 + 0.5 * 8.0 / 9.0)
+    by_row = {row: (ranks, scores) for row, _, ranks, scores in fused}
+    assert by_row[3] == ({"bm25": 1}, {"dense": 0.70, "bm25": 9.0}), "bm25-only hit still gets its cosine"
+    dense_heavy = score_fusion(rankings, exact, {"dense": 4.0, "bm25": 1.0})
+    assert dense_heavy[0][0] == 1
