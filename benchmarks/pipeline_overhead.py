@@ -58,7 +58,7 @@ def main() -> None:
         model.script.chat_reply, model.script.chat_pieces = "根据规定[1]。", 2
         settings = Settings(data_dir=Path(tmp), _env_file=None, redis_url=args.redis_url, gate_threshold=0.0,
                             answer_base_url=model.base_url, answer_model="stand-in")
-        for label, snapshot in (("lawref", real), (f"lawref x{args.copies}", tiled_snapshot(real, args.copies, 10**9))):
+        for label, snapshot in (("lawref", real), (f"lawref x{args.copies}", tiled_snapshot(real, args.copies, settings.hnsw_threshold))):
             kb = KnowledgeBase(settings, Path(tmp) / "unused")
             kb.__dict__["retriever"] = Retriever(FixedStore(snapshot), kb.embedder)
             pipeline = make_pipeline(kb)

@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     chunk_overlap_max: int = 100
 
     # Index and retrieval.
-    hnsw_threshold: int = 200_000
+    hnsw_threshold: int = 50_000  # flat below (exact, ≤ ~10 ms at 60k), HNSW above: BENCHMARKS.md
     keep_snapshots: int = 2
     # "scores": weighted sum of min-max normalised scores (measured best on lawref and squad2, BENCHMARKS.md);
     # "rrf": weighted reciprocal rank fusion.

@@ -87,7 +87,7 @@ class IndexBuilder:
         loader: DocumentLoader,
         chunker: Chunker,
         *,
-        hnsw_threshold: int = 200_000,
+        hnsw_threshold: int = 50_000,
         keep_snapshots: int = 2,
     ) -> None:
         self.store = store
