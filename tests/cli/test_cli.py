@@ -64,6 +64,16 @@ def test_the_readme_question_gets_a_cited_answer_on_the_default_settings(handboo
     assert "extractive" in streamed.stderr
 
 
+def test_a_colloquial_english_question_is_answered_from_the_right_passage(handbook_index):
+    # "vacation" is not in the policy ("annual leave"): BM25 alone ranks the entitlement passage 20th,
+    # the dense retriever first — score fusion has to keep it on top.
+    data, _ = handbook_index
+    answer = json.loads(run(data, "ask", "how many vacation days do I get", "--json").stdout)
+    assert not answer["refused"] and "26 working days" in answer["text"].split("\n")[1]
+    assert answer["citations"][0]["chunk"]["file"] == "annual-leave-policy.docx"
+    assert answer["models"]["rerank"] == "none (score-fusion order)"
+
+
 def test_a_question_the_handbook_does_not_cover_is_refused(handbook_index):
     data, _ = handbook_index
     answer = json.loads(run(data, "ask", "What is the capital of France?", "--json").stdout)
