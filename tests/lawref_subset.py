@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import LAWREF
+from tests.conftest import LAWREF, read_jsonl
 
 GOLD_FILES = [
     "司法解释/最高人民法院关于审理旅游纠纷案件适用法律若干问题的规定(2020-12-29).md",
@@ -44,20 +44,23 @@ def make_subset(target: Path) -> Path:
 TOURISM = "司法解释/最高人民法院关于审理旅游纠纷案件适用法律若干问题的规定(2020-12-29).md"
 
 
-def refusal_ids() -> set[str]:
-    with open(LAWREF / "refusal.jsonl", encoding="utf-8") as lines:
-        return {json.loads(line)["id"] for line in lines if line.strip()}
+def tourism_split(rows: list[dict], refusals: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(twins, others) among subset question rows: the answerable twins of lawref's refusal rows about
+    TOURISM, and the questions the other statutes answer."""
+    refused = {r["id"] for r in refusals}
+    twins = [r for r in rows if r["id"] in refused and all(g["file"] == TOURISM for g in r["gold"])]
+    others = [r for r in rows if all(g["file"] != TOURISM for g in r["gold"])]
+    return twins, others
 
 
 def write_refusal_questions(target: Path) -> tuple[int, int]:
     """Questions for a subset indexed without TOURISM: lawref's own refusal rows about it (unanswerable)
     and the subset's questions answered by the other statutes. Returns (unanswerable, answerable)."""
-    subset_rows = [json.loads(line) for line in open(target / "questions.jsonl", encoding="utf-8")]
-    twins = {r["id"] for r in subset_rows if all(g["file"] == TOURISM for g in r["gold"])} & refusal_ids()
-    others = [r for r in subset_rows if all(g["file"] != TOURISM for g in r["gold"])]
-    with open(LAWREF / "refusal.jsonl", encoding="utf-8") as src:
-        refusals = [json.loads(line) for line in src if line.strip() and json.loads(line)["id"] in twins]
+    refusals = read_jsonl(LAWREF / "refusal.jsonl")
+    twins, others = tourism_split(read_jsonl(target / "questions.jsonl"), refusals)
+    twin_ids = {r["id"] for r in twins}
+    unanswerable = [r for r in refusals if r["id"] in twin_ids]
     with open(target / "refusal-tourism.jsonl", "w", encoding="utf-8") as out:
-        for row in refusals + others:
+        for row in unanswerable + others:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(refusals), len(others)
+    return len(unanswerable), len(others)

@@ -11,8 +11,8 @@ import pytest
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.types import Answer
-from tests.conftest import read_jsonl
-from tests.lawref_subset import TOURISM, make_subset, refusal_ids
+from tests.conftest import LAWREF, read_jsonl
+from tests.lawref_subset import TOURISM, make_subset, tourism_split
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,7 @@ def outcomes(kb: KnowledgeBase, questions: list[str]) -> list[Answer]:
 
 
 def test_refuses_without_the_statute_and_answers_the_twins_with_it(dataset, settings, tmp_path):
-    rows = read_jsonl(dataset / "questions.jsonl")
-    twins = [r for r in rows if r["id"] in refusal_ids() and all(g["file"] == TOURISM for g in r["gold"])]
-    others = [r for r in rows if all(g["file"] != TOURISM for g in r["gold"])]
+    twins, others = tourism_split(read_jsonl(dataset / "questions.jsonl"), read_jsonl(LAWREF / "refusal.jsonl"))
     assert len(twins) >= 10 and len(others) >= 10
 
     without = KnowledgeBase(settings, tmp_path / "without")
