@@ -249,7 +249,9 @@ def test_scans_are_sent_to_a_configured_mineru_server(tmp_path):
     port = free_port()
     env = dict(os.environ, MINERU_HOME=str(tmp_path / "server-home"), MINERU_MODEL_SOURCE="local")
     server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("mineru-api")), "--tier", "flash", "--host", "127.0.0.1", "--port", str(port)],
+        [str(Path(sys.executable).with_name("mineru-api")), "--tier", "flash", "--host", "127.0.0.1", "--port", str(port),
+         # Without it mineru-api keeps its uploads (blobs/, a lock file) in the working directory.
+         "--upload-dir", str(tmp_path / "server-uploads")],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
