@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     feedback_penalty: float = 0.5  # score multiplier per net down-vote
 
     # Answering.
+    max_question_chars: int = 2000  # longer questions get a clear message instead of an answer
+    history_turns: int = 3  # earlier turns of a conversation given to the models
+    history_chars: int = 1500  # each earlier question and answer is cut to this length
     top_k: int = 5
     candidates: int = 50
     gate_min_rerank_score: float = 0.35

@@ -27,15 +27,36 @@ INTERRUPTED = {
 }
 
 
+TOO_LONG = {
+    "zh": "问题太长了（{length} 个字符，上限 {limit}）。请把问题缩短到一两句话再问一次。",
+    "en": "That question is too long ({length} characters; the limit is {limit}). "
+          "Please ask it again in a sentence or two.",
+}
+
+
+class QuestionTooLong(ValueError):
+    """The question exceeds the configured length; `message` is what to tell the person who asked."""
+
+    def __init__(self, question: str, limit: int) -> None:
+        self.length, self.limit = len(question), limit
+        self.message = TOO_LONG[detect_language(question)].format(length=self.length, limit=limit)
+        super().__init__(self.message)
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     top_k: int = 5  # passages given to the answer model
     max_answer_tokens: int = 800
     rewrite_ttl: int = 24 * 3600
+    max_question_chars: int = 2000
+    history_turns: int = 3  # earlier (question, answer) pairs given to the models
+    history_chars: int = 1500  # per earlier answer (and question); longer ones are cut
 
     def __post_init__(self) -> None:
         if self.top_k <= 0:
             raise ValueError("top_k must be positive")
+        if self.max_question_chars <= 0 or self.history_turns < 0 or self.history_chars <= 0:
+            raise ValueError("question and history limits must be positive")
 
 
 class AnswerPipeline:
@@ -76,6 +97,9 @@ class AnswerPipeline:
         question = question.strip()
         if not question:
             raise ValueError("question must not be empty")
+        if len(question) > self.config.max_question_chars:
+            raise QuestionTooLong(question, self.config.max_question_chars)
+        history = self._bounded(history)
         began = time.perf_counter()
         timings: dict[str, float] = {}
         notices: list[str] = []
@@ -132,6 +156,17 @@ class AnswerPipeline:
             refusal_reason="the answer model found no answer in the sources" if model_refused else None,
             timings_ms=timings, **base,
         )
+
+    def _bounded(self, history: list[tuple[str, str]] | None) -> list[tuple[str, str]]:
+        """The most recent turns, each side cut to `history_chars`: a long thread cannot crowd out the sources."""
+        if not history or not self.config.history_turns:
+            return []
+        limit = self.config.history_chars
+
+        def cut(text: str) -> str:
+            return text if len(text) <= limit else text[: limit - 1] + "…"
+
+        return [(cut(q), cut(a)) for q, a in history[-self.config.history_turns :]]
 
     async def _rewrite(self, question: str, history, version: str, timings: dict, notices: list[str]) -> str | None:
         if self.rewriter is None:

@@ -176,3 +176,28 @@ def test_a_wrong_source_vote_demotes_that_chunk_for_similar_questions(handbook):
     top, similar, unrelated = asyncio.run(run())
     assert similar.sources[0].id != top.id
     assert unrelated.sources[0].file == "差旅报销制度.md"
+
+
+def test_a_question_over_the_limit_gets_a_clear_message_and_no_search(handbook):
+    from rag.pipeline import QuestionTooLong
+
+    pipeline = pipeline_for(handbook, max_question_chars=50)
+    with pytest.raises(QuestionTooLong) as raised:
+        ask(pipeline, "How long must a password be? " * 3)
+    assert raised.value.message.startswith("That question is too long (86 characters; the limit is 50)")
+    assert pipeline.finder.counters.retrievals == 0
+    with pytest.raises(QuestionTooLong, match="问题太长了"):
+        ask(pipeline, "出差吃饭能报多少？" * 10)
+
+
+def test_history_given_to_the_model_is_capped(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "Passwords must be at least 14 characters long [S1]."
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", history_turns=2,
+                                history_chars=100, **PERMISSIVE_GATE)
+        history = [(f"question {n}", f"answer {n} " + "x" * 500) for n in range(10)]
+        ask(pipeline, "How long must a password be?", history)
+        messages = server.requests_to("/chat/completions")[0]["body"]["messages"]
+    past = [m["content"] for m in messages[1:-1]]
+    assert [p.split()[0:2] for p in past[::2]] == [["question", "8"], ["question", "9"]]
+    assert all(len(p) <= 100 for p in past)
