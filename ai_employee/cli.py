@@ -266,6 +266,10 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
         stdout.print("\n[bold]Sources[/]")
         for citation in answer.citations:
             stdout.print(f"{citation.footnote}  [dim]({citation.chunk.file})[/]", highlight=False)
+    for sentence in answer.sentences:
+        if sentence["outcome"] == "moved":
+            stdout.print(f"[yellow]citation moved to the passage that supports it:[/] {sentence['text']}",
+                         highlight=False)
     for sentence in answer.uncited:
         stdout.print(f"[yellow]not supported by any source:[/] {sentence}", highlight=False)
     for notice in answer.notices:

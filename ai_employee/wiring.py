@@ -151,6 +151,8 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
         coverage_weight=s.gate_coverage_weight,
         threshold_zh=s.gate_threshold if s.gate_threshold is not None else s.gate_threshold_zh,
         threshold_en=s.gate_threshold if s.gate_threshold is not None else s.gate_threshold_en,
+        # One fixed threshold set by hand means: decide on the passage similarity alone.
+        use_evidence=s.gate_threshold is None,
     ))
     return AnswerPipeline(
         CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl,

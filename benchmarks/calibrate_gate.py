@@ -2,18 +2,21 @@
 unanswerable questions, and report refusal / false-refusal rates on a held-out half.
 
     .venv/bin/python benchmarks/calibrate_gate.py --data-dir DATA_DIR [--max-false-refusal 0.05]
+        [--sets lawref,squad2] [--reuse-signals]
 
 Question sets:
   lawref: refusal.jsonl (unanswerable once the 9 files of refusal-exclude.txt are left out of the index)
           and questions.jsonl whose gold files are all still indexed (answerable);
   squad2: questions.jsonl, answerable and unanswerable.
-Signals are computed with the production code (CandidateFinder + EvidenceGate.lexical_coverage);
-the questions are split by a hash of their id into a calibration half and a held-out half.
-The rule is `dense + w·coverage >= threshold[language]`. lawref (zh) has unanswerable questions whose
-topic is missing from the knowledge base, so it picks w and the zh threshold: the most refusals on its
-calibration half with at most the given false-refusal rate. squad2 (en) unanswerable questions are
-written to look answerable from a paragraph that is present, which no retrieval signal separates;
-it sets the en threshold from its answerable questions alone (the false-refusal budget, with lawref's w).
+Signals are computed with the production code: CandidateFinder (retrieval), the gate's passage signals
+(best cosine, lexical coverage) and rag.evidence (best sentence cosine, the share of the question's words
+in the best sentence, the share of its names and numbers missing from the best passage), with the time
+the sentence evidence costs. Questions are split by a hash of their id into a calibration half and a
+held-out half. Per language (lawref → zh, squad2 → en) a logistic model over the signals is fitted on the
+calibration half, and its threshold set to refuse as many unanswerable questions as possible with at
+most the given share of false refusals there; the held-out half reports what that rule does. The same
+is done for the previous rule (best passage cosine alone) and each single signal, for comparison, and a
+trade-off table gives held-out refusal and false-refusal rates at several thresholds.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ import argparse
 import asyncio
 import hashlib
 import json
+import statistics
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -33,8 +40,11 @@ from cache import MemoryCache  # noqa: E402
 from rag.candidates import CandidateFinder  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
+from rag.evidence import gather_evidence  # noqa: E402
 from rag.gate import GateConfig, lexical_coverage  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
+
+SIGNALS = ("dense", "coverage", "sentence", "sentence_coverage", "missing_names")
 
 
 def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
@@ -43,9 +53,19 @@ def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
     rows = []
     for n, q in enumerate(questions, 1):
         found = asyncio.run(finder.find(q.question, None, snapshot.version))
-        dense = max((h.scores.get("dense", 0.0) for h in found.hits[:top_n]), default=0.0)
-        coverage = lexical_coverage(q.question, found.hits[:top_n], snapshot.lexical.idf)
-        rows.append({"id": q.id, "answerable": q.answerable, "dense": dense, "coverage": coverage})
+        top = found.hits[:top_n]
+        vector = finder.query_vector(q.question, snapshot.version)
+
+        def similarity(texts: list[str]) -> list[float]:
+            return [float(v @ vector) for v in finder.passage_vectors(texts)]
+
+        began = time.perf_counter()
+        evidence = gather_evidence(q.question, [h.chunk for h in top], snapshot.lexical.idf, similarity)
+        took = (time.perf_counter() - began) * 1000
+        rows.append({"id": q.id, "answerable": q.answerable,
+                     "dense": max((h.scores.get("dense", 0.0) for h in top), default=0.0),
+                     "coverage": lexical_coverage(q.question, top, snapshot.lexical.idf),
+                     **evidence.signals, "evidence_ms": round(took, 2)})
         if n % 200 == 0:
             print(f"  {n}/{len(questions)}", flush=True)
     return rows
@@ -55,52 +75,68 @@ def holdout(question_id: str) -> bool:
     return hashlib.sha256(question_id.encode()).digest()[0] % 2 == 1
 
 
-def rates(rows: list[dict], weight: float, threshold: float) -> tuple[float, float]:
-    def refused(r: dict) -> bool:
-        return r["dense"] + weight * r["coverage"] < threshold
-
-    ans = [r for r in rows if r["answerable"]]
-    una = [r for r in rows if not r["answerable"]]
-    return (sum(map(refused, una)) / max(len(una), 1), sum(map(refused, ans)) / max(len(ans), 1))
+def matrix(rows: list[dict], names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    return (np.array([[r[n] for n in names] for r in rows], dtype=np.float64),
+            np.array([1.0 if r["answerable"] else 0.0 for r in rows]))
 
 
-def auc(rows: list[dict], weight: float) -> float:
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> tuple[np.ndarray, float]:
+    """Logistic regression (Newton's method) on standardised signals; weights returned on the raw scale."""
+    mean, std = x.mean(0), x.std(0) + 1e-9
+    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-z @ w))
+        gradient = z.T @ (p - y) + l2 * np.r_[w[:-1], 0.0]
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + l2 * np.eye(len(w))
+        w -= np.linalg.solve(hessian, gradient)
+    weights = w[:-1] / std
+    return weights, float(w[-1] - (w[:-1] * mean / std).sum())
+
+
+def threshold_for(scores: np.ndarray, y: np.ndarray, max_false: float) -> float:
+    """The highest threshold that refuses at most `max_false` of the answerable questions."""
+    answerable = np.sort(scores[y == 1])
+    return float(answerable[min(int(max_false * len(answerable)), len(answerable) - 1)])
+
+
+def rates(scores: np.ndarray, y: np.ndarray, threshold: float) -> dict[str, float]:
+    return {"refusal_rate": round(float(np.mean(scores[y == 0] < threshold)), 4),
+            "false_refusal_rate": round(float(np.mean(scores[y == 1] < threshold)), 4)}
+
+
+def auc(scores: np.ndarray, y: np.ndarray) -> float:
     """Chance that an answerable question scores above an unanswerable one (0.5: no separation)."""
-    ans = [r["dense"] + weight * r["coverage"] for r in rows if r["answerable"]]
-    una = [r["dense"] + weight * r["coverage"] for r in rows if not r["answerable"]]
-    if not ans or not una:
-        return float("nan")
-    wins = sum((a > u) + 0.5 * (a == u) for a in ans for u in una)
-    return wins / (len(ans) * len(una))
+    ranks = scores.argsort().argsort() + 1.0
+    positives = y == 1
+    n_pos, n_neg = positives.sum(), (~positives).sum()
+    return round(float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
 
 
-def fit(rows: list[dict], max_false: float, weights: list[float] | None = None) -> dict:
-    best = None
-    for weight in weights if weights is not None else [w / 20 for w in range(0, 21)]:
-        scores = sorted(r["dense"] + weight * r["coverage"] for r in rows if r["answerable"])
-        # the largest threshold that keeps false refusals within budget
-        cut = int(max_false * len(scores))
-        threshold = scores[cut] if cut < len(scores) else scores[-1]
-        refusal, false_refusal = rates(rows, weight, threshold)
-        if false_refusal <= max_false and (best is None or refusal > best["refusal"]):
-            best = {"coverage_weight": weight, "threshold": round(threshold, 4), "refusal": refusal,
-                    "false_refusal": false_refusal}
-    return best
+def calibrate(rows: list[dict], names: tuple[str, ...], max_false: float) -> dict:
+    calibration = [r for r in rows if not holdout(r["id"])]
+    held = [r for r in rows if holdout(r["id"])]
+    x_cal, y_cal = matrix(calibration, names)
+    x_held, y_held = matrix(held, names)
+    weights, bias = fit_logistic(x_cal, y_cal)
+    cal_scores, held_scores = x_cal @ weights + bias, x_held @ weights + bias
+    threshold = threshold_for(cal_scores, y_cal, max_false)
+    tradeoff = []
+    for target in (0.01, 0.02, 0.05, 0.1, 0.2):
+        cut = threshold_for(cal_scores, y_cal, target)
+        tradeoff.append({"calibrated_false_refusal": target, **rates(held_scores, y_held, cut)})
+    return {
+        "signals": list(names),
+        "weights": {n: round(float(w), 6) for n, w in zip(names, weights)},
+        "bias": round(bias - threshold, 6),  # folded in: answer when Σ w·x + bias >= 0
+        "calibration": rates(cal_scores, y_cal, threshold),
+        "holdout": rates(held_scores, y_held, threshold),
+        "auc_holdout": auc(held_scores, y_held),
+        "tradeoff_holdout": tradeoff,
+    }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--max-false-refusal", type=float, default=0.05)
-    parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
-    parser.add_argument("--sets", default="lawref,squad2", help="which question sets to use")
-    parser.add_argument("--reuse-signals", action="store_true",
-                        help="refit on the gate-signals-*.jsonl a previous run left in DATA_DIR")
-    args = parser.parse_args()
-    settings = Settings(data_dir=args.data_dir, _env_file=None)
-    top_n = GateConfig().top_n
-    results: dict[str, object] = {"max_false_refusal": args.max_false_refusal, "sets": {}}
-
+def load_sets(args, settings: Settings) -> list[tuple[str, KnowledgeBase, list]]:
     wanted = set(args.sets.split(","))
     sets = []
     if "lawref" in wanted:
@@ -118,40 +154,43 @@ def main() -> None:
         squad = DATASETS / "squad2"
         kb_squad = KnowledgeBase.for_dataset(settings, squad, [])
         kb_squad.refresh([squad / "docs"], [])
-        squad_questions = load_questions(squad / "questions.jsonl")
-        sets.append(("squad2", kb_squad, squad_questions[: args.limit] if args.limit else squad_questions))
+        questions = load_questions(squad / "questions.jsonl")
+        sets.append(("squad2", kb_squad, questions[: args.limit] if args.limit else questions))
+    return sets
 
-    fitted: dict[str, list[dict]] = {}
-    for name, base, questions in sets:
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--max-false-refusal", type=float, default=0.05)
+    parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
+    parser.add_argument("--sets", default="lawref,squad2", help="which question sets to use")
+    parser.add_argument("--reuse-signals", action="store_true",
+                        help="refit on the gate-signals-*.jsonl a previous run left in DATA_DIR")
+    args = parser.parse_args()
+    settings = Settings(data_dir=args.data_dir, _env_file=None)
+    top_n = GateConfig().top_n
+    results: dict[str, object] = {"max_false_refusal": args.max_false_refusal, "sets": {}}
+    for name, kb, questions in load_sets(args, settings):
         saved = args.data_dir / f"gate-signals-{name}.jsonl"
         if args.reuse_signals and saved.exists():
-            fitted[name] = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
-            continue
-        print(f"{name}: computing signals for {len(questions)} questions", flush=True)
-        fitted[name] = signals(base, questions, top_n)
-        saved.write_text("".join(json.dumps(r) + "\n" for r in fitted[name]), encoding="utf-8")
-
-    weight = None
-    for name in ("lawref", "squad2"):
-        if name not in fitted:
-            continue
-        rows = fitted[name]
-        calibration = [r for r in rows if not holdout(r["id"])]
-        held = [r for r in rows if holdout(r["id"])]
-        rule = fit(calibration, args.max_false_refusal, weights=None if weight is None else [weight])
-        weight = rule["coverage_weight"] if weight is None else weight
-        refusal, false_refusal = rates(held, rule["coverage_weight"], rule["threshold"])
-        all_refusal, all_false = rates(rows, rule["coverage_weight"], rule["threshold"])
-        results["sets"][name] = {
+            rows = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
+        else:
+            print(f"{name}: computing signals for {len(questions)} questions", flush=True)
+            rows = signals(kb, questions, top_n)
+            saved.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        report = {
             "language": "zh" if name == "lawref" else "en",
             "answerable": sum(r["answerable"] for r in rows),
             "unanswerable": sum(not r["answerable"] for r in rows),
-            "rule": rule,
-            "holdout": {"refusal_rate": round(refusal, 4), "false_refusal_rate": round(false_refusal, 4)},
-            "all": {"refusal_rate": round(all_refusal, 4), "false_refusal_rate": round(all_false, 4)},
-            "auc": round(auc(rows, rule["coverage_weight"]), 4),
+            "evidence_ms_p50": round(statistics.median(r["evidence_ms"] for r in rows), 2),
+            "model": calibrate(rows, SIGNALS, args.max_false_refusal),
+            "dense_only": calibrate(rows, ("dense",), args.max_false_refusal),
+            "single_signal_auc_holdout": {
+                n: calibrate(rows, (n,), args.max_false_refusal)["auc_holdout"] for n in SIGNALS},
         }
-        print(name, json.dumps(results["sets"][name]), flush=True)
+        results["sets"][name] = report
+        print(name, json.dumps({k: report[k] for k in ("model", "dense_only")}), flush=True)
     save("calibrate_gate", results)
 
 

@@ -1,41 +1,29 @@
-"""Citation markers: normalised and renumbered while the answer streams, then checked sentence by sentence.
+"""Citation markers: the model's `[Sn]` markers become `[1]`, `[2]`… as the answer streams, then every
+sentence is checked against the passage it cites.
 
-The model is asked to cite sources as `[n]`; it also writes `[1][2]`, `[1, 2]`, `[1-3]`, `【1】`, `[^1]`
-or `[Source 1]`. Markers are rewritten on the fly to `[1]`, `[2]`… in order of first use; markers
-that point at no source are dropped. Sources themselves always come from index metadata.
+Streaming: markers are renumbered in order of first use, markers naming no source are dropped, and
+bracketed numbers that are not markers ("Annex [3]") are neutralised to `〔3〕` (rag.markers).
+Finishing: a sentence whose marker names a passage that clearly does not support it is moved to the
+passage that does, or flagged (its marker removed); an unmarked sentence is cited when one passage clearly
+covers it, else flagged. Every sentence's markers, support score and outcome are reported.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from rag.lexical import tokenize
+from rag.markers import CANONICAL, LOOK_ALIKE, MODEL_MARKER, PARTIAL, model_marker_numbers
+from rag.support import SupportScorer
 from rag.text import sentence_spans
 from rag.types import Chunk, Citation
 
-_OPEN, _CLOSE = "[【［", "]】］"
-_MARKER = re.compile(
-    r"[\[【［]\s*(?:\^|(?:source|sources|来源|出处|资料)\s*[:：]?\s*)?"
-    r"(\d{1,3}(?:\s*(?:[,，、;；]|[-–~～])\s*\d{1,3})*)\s*[\]】］]",
-    re.IGNORECASE,
-)
-_PARTIAL = re.compile(r"[\[【［][^\]】］\n]{0,24}$")  # an opening bracket that may still become a marker
-_CANONICAL = re.compile(r"\[(\d+)\]")
 _MARKER_RUN = re.compile(r"(?:\[\d+\]){2,}")
 
-
-def _numbers(body: str) -> list[int]:
-    numbers: list[int] = []
-    for part in re.split(r"\s*[,，、;；]\s*", body.strip()):
-        bounds = re.split(r"\s*[-–~～]\s*", part)
-        if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
-            low, high = int(bounds[0]), int(bounds[1])
-            if 0 < high - low < 10:
-                numbers.extend(range(low, high + 1))
-                continue
-        numbers.extend(int(b) for b in bounds if b.isdigit())
-    return numbers
+Outcome = Literal["supported", "partly supported", "moved", "cited by alignment", "flagged", "quote", "unchecked",
+                  "no claim"]
 
 
 class MarkerRewriter:
@@ -53,17 +41,17 @@ class MarkerRewriter:
 
     def _rewrite(self, text: str) -> str:
         def replace(match: re.Match[str]) -> str:
-            seen: list[int] = []
-            for number in _numbers(match.group(1)):
-                if 1 <= number <= self.source_count and number not in seen:
-                    seen.append(number)
+            marker = MODEL_MARKER.fullmatch(match.group(0))
+            if marker is None:
+                return f"〔{match.group(1).strip()}〕"
+            seen = [n for n in dict.fromkeys(model_marker_numbers(marker.group(1))) if 1 <= n <= self.source_count]
             return "".join(f"[{self._renumber(n)}]" for n in seen)
 
-        return _collapse(_MARKER.sub(replace, text))
+        return _collapse(LOOK_ALIKE.sub(replace, text))
 
     def feed(self, delta: str) -> str:
         text = self._pending + delta
-        partial = _PARTIAL.search(text)
+        partial = PARTIAL.search(text)
         if partial:
             text, self._pending = text[: partial.start()], text[partial.start() :]
         else:
@@ -76,11 +64,53 @@ class MarkerRewriter:
 
 
 @dataclass
+class SentenceCheck:
+    """One sentence of an answer as checked: what it cites and how well those passages support it."""
+
+    text: str  # as shown, with its final markers
+    markers: list[int]  # final marker numbers
+    support: dict[int, float | None]  # final marker -> support of that passage (0..1; None: not judged)
+    outcome: Outcome
+    method: str = "lexical"  # "lexical" | "semantic" | "quote" | ""
+    written: list[int] = field(default_factory=list)  # original source numbers the model's markers named
+    best: float = 0.0  # the best support any passage gives
+
+    @property
+    def flagged(self) -> bool:
+        return self.outcome == "flagged"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "flagged": self.flagged}
+
+
+@dataclass
 class CitationCheck:
     text: str
     citations: list[Citation]
-    uncited: list[str] = field(default_factory=list)
-    aligned: int = 0  # sentences that got a marker by alignment
+    sentences: list[SentenceCheck] = field(default_factory=list)
+
+    @property
+    def uncited(self) -> list[str]:
+        """Sentences no passage supports (flagged), without markers."""
+        return [CANONICAL.sub("", s.text).strip() for s in self.sentences if s.flagged]
+
+    @property
+    def aligned(self) -> int:
+        return sum(s.outcome == "cited by alignment" for s in self.sentences)
+
+    @property
+    def moved(self) -> int:
+        return sum(s.outcome == "moved" for s in self.sentences)
+
+
+@dataclass
+class _Sentence:
+    start: int
+    end: int
+    cites: list[int | None]  # per marker occurrence: original source number, None = remove it
+    append: int | None = None  # original source number of a marker to add at the end
+    check: SentenceCheck | None = None
+    scores: list[float] | None = None  # support by each source, when checked
 
 
 def finalize(
@@ -89,50 +119,122 @@ def finalize(
     order: list[int],
     *,
     refusal: str | None = None,
-    align_threshold: float = 0.6,
+    scorer: SupportScorer | None = None,
     check_sentences: bool = True,
 ) -> CitationCheck:
-    """Check every sentence of a rewritten answer; cite unmarked ones when one source clearly covers them.
+    """Check every sentence of a rewritten answer against the passages it cites, then number the citations.
 
-    `order` maps new marker numbers to original source numbers (MarkerRewriter.order).
+    `order` maps marker numbers in `text` to original source numbers (MarkerRewriter.order).
     """
     text = _collapse(text)
-    cited = [sources[n - 1] for n in order]
-    if not check_sentences:
-        return CitationCheck(text, [Citation(i + 1, chunk) for i, chunk in enumerate(cited)])
-    source_tokens = [set(tokenize(s.indexed_text)) for s in sources]
+    scorer = scorer or SupportScorer()
+    sentences = []
+    for start, end in _sentences(text) if check_sentences else _lines(text):  # a quote is checked as a whole
+        cites = [order[int(m.group(1)) - 1] for m in CANONICAL.finditer(text, start, end)]
+        sentence = _Sentence(start, end, list(cites))
+        body = text[start:end].strip()
+        if not check_sentences:
+            sentence.check = SentenceCheck(body, [], {}, "quote" if cites else "no claim", "quote" if cites else "",
+                                           cites, 1.0 if cites else 0.0)
+        elif _needs_citation(body, refusal):
+            _judge(sentence, body, sources, scorer)
+        elif cites:  # too short to judge ("Meals [1]."): the marker stays as written
+            sentence.check = SentenceCheck(body, [], {}, "unchecked", "", cites, 0.0)
+        else:
+            sentence.check = SentenceCheck(body, [], {}, "no claim", "", [], 0.0)
+        sentences.append(sentence)
+    return _render(text, sentences, sources)
+
+
+def _judge(sentence: _Sentence, body: str, sources: list[Chunk], scorer: SupportScorer) -> None:
+    written = [c for c in dict.fromkeys(sentence.cites) if c is not None]
+    basis = [sources[n - 1] for n in written] or None
+    scores, method = scorer.scores(body, sources, basis)
+    best = max(range(len(sources)), key=scores.__getitem__)
+    check = SentenceCheck(body, [], {}, "supported", method, written, scores[best])
+    sentence.check, sentence.scores = check, scores
+    if not written:
+        if scorer.is_supported(scores[best], method):
+            check.outcome, sentence.append = "cited by alignment", best + 1
+        else:
+            check.outcome = "flagged"
+        return
+    named = max(scores[n - 1] for n in written)
+    if scorer.is_better_elsewhere(named, scores[best], method) and best + 1 not in written:
+        check.outcome = "moved"
+        sentence.cites = [best + 1] + [None] * (len(sentence.cites) - 1)
+    elif scorer.is_unsupported(named, method):
+        check.outcome = "flagged"
+        sentence.cites = [None] * len(sentence.cites)
+    elif method == "semantic":
+        check.outcome = "unchecked"  # another language: not clearly unrelated is all that can be told
+    else:
+        check.outcome = "supported" if scorer.is_supported(named, method) else "partly supported"
+        # A marker whose passage contributes nothing to an otherwise supported sentence is dropped.
+        weak = {n for n in written if len(written) > 1 and scores[n - 1] < 0.5 * scorer.thresholds.unsupported}
+        sentence.cites = [None if c in weak else c for c in sentence.cites]
+
+
+def _render(text: str, sentences: list[_Sentence], sources: list[Chunk]) -> CitationCheck:
+    """Number the cited sources by first use and write the final markers into the text."""
+    final: list[int] = []  # original source numbers in final marker order
+
+    def number(original: int) -> int:
+        if original not in final:
+            final.append(original)
+        return final.index(original) + 1
+
     pieces: list[str] = []
-    uncited: list[str] = []
-    aligned = 0
+    checks: list[SentenceCheck] = []
     pos = 0
-    for start, end in _sentences(text):
-        sentence = text[start:end]
-        pieces.append(text[pos:start])
-        pos = end
-        body = sentence.rstrip()
-        if _needs_citation(body, refusal) and not _CANONICAL.search(body):
-            best, score = _best_source(body, source_tokens)
-            if best is not None and score >= align_threshold:
-                original = best + 1
-                if original not in order:
-                    order.append(original)
-                    cited.append(sources[best])
-                marker = order.index(original) + 1
-                sentence = _insert_marker(sentence, marker)
-                aligned += 1
-            else:
-                uncited.append(body)
-        pieces.append(sentence)
+    for sentence in sentences:
+        pieces.append(text[pos : sentence.start])
+        pos = sentence.end
+        rendered = _rewrite_markers(text[sentence.start : sentence.end], sentence.cites, number)
+        if sentence.append is not None:
+            rendered = _insert_marker(rendered, number(sentence.append))
+        pieces.append(rendered)
+        check = sentence.check
+        assert check is not None
+        check.text = rendered.strip()
+        check.markers = [int(n) for n in dict.fromkeys(CANONICAL.findall(rendered))]
+        check.support = {m: _support(sentence, final[m - 1]) for m in check.markers}
+        checks.append(check)
     pieces.append(text[pos:])
-    citations = [Citation(i + 1, chunk) for i, chunk in enumerate(cited)]
-    return CitationCheck("".join(pieces), citations, uncited, aligned)
+    citations = [Citation(i + 1, sources[original - 1]) for i, original in enumerate(final)]
+    return CitationCheck("".join(pieces), citations, checks)
+
+
+def _support(sentence: _Sentence, original: int) -> float | None:
+    """The support score of a final marker: measured, 1.0 for a verbatim quote, None when not judged."""
+    if sentence.scores is not None:
+        return sentence.scores[original - 1]
+    return 1.0 if sentence.check is not None and sentence.check.outcome == "quote" else None
+
+
+def _rewrite_markers(sentence: str, cites: list[int | None], number) -> str:
+    """Each marker occurrence becomes its final number, or goes (with the space before it) when None."""
+    out: list[str] = []
+    cursor = 0
+    for occurrence, match in enumerate(CANONICAL.finditer(sentence)):
+        out.append(sentence[cursor : match.start()])
+        cursor = match.end()
+        original = cites[occurrence]
+        if original is not None:
+            out.append(f"[{number(original)}]")
+            continue
+        following = sentence[cursor : cursor + 1]
+        if not following.isalnum():  # "fee [2]." → "fee." but "A [2] and" keeps its space once
+            out[-1] = out[-1].rstrip(" \t")
+    out.append(sentence[cursor:])
+    return _collapse("".join(out))
 
 
 def _collapse(text: str) -> str:
     """`[1][1][2]` → `[1][2]`: a run of markers names each source once."""
 
     def unique(match: re.Match[str]) -> str:
-        return "".join(f"[{n}]" for n in dict.fromkeys(_CANONICAL.findall(match.group(0))))
+        return "".join(f"[{n}]" for n in dict.fromkeys(CANONICAL.findall(match.group(0))))
 
     return _MARKER_RUN.sub(unique, text)
 
@@ -152,22 +254,21 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        spans.append((pos, pos + len(line)))
+        pos += len(line)
+    return spans
+
+
 def _needs_citation(sentence: str, refusal: str | None) -> bool:
-    plain = _CANONICAL.sub("", sentence).strip()
+    plain = CANONICAL.sub("", sentence).strip()
     if len(plain) < 8 or plain.endswith((":", "：")) or plain.startswith("#"):
         return False
     if refusal and refusal.strip() in plain:
         return False
     return len(tokenize(plain)) >= 3
-
-
-def _best_source(sentence: str, source_tokens: list[set[str]]) -> tuple[int | None, float]:
-    tokens = set(tokenize(_CANONICAL.sub("", sentence)))
-    if not tokens:
-        return None, 0.0
-    scores = [len(tokens & s) / len(tokens) for s in source_tokens]
-    best = max(range(len(scores)), key=scores.__getitem__, default=None)
-    return best, (scores[best] if best is not None else 0.0)
 
 
 def _insert_marker(sentence: str, marker: int) -> str:

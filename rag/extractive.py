@@ -1,19 +1,20 @@
-"""Extractive answers: the sentences of the top sources that best match the question, quoted and cited.
+"""Extractive answers: the units of the top passages that best answer the question, quoted and cited.
 
-Used when no answer model is configured (the embedded default). Sentences of the top sources are
-first scored by the IDF mass of the question's terms they contain (rare, specific words count
-most); the best few are then re-scored by semantic similarity to the question when a `similarity`
-function is given. Quotes are grouped per source, the most relevant source first.
+Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
+with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
+a storm dispersed the fleet."), then the runner-up when it is nearly as good. Short paragraphs are
+quoted whole, table rows with their column headers. Nothing is quoted that shares no content with the
+question: with no candidate the answer is a refusal (None).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from rag.lexical import tokenize
+from rag.evidence import Evidence, ScoredUnit, gather_evidence
+from rag.markers import neutralise
 from rag.prompt import detect_language
-from rag.text import sentence_spans
+from rag.quotable import Unit
 from rag.types import Chunk
 
 HEADERS = {
@@ -22,12 +23,54 @@ HEADERS = {
 }
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    source: int  # 0-based index into the sources
-    start: int
-    end: int
-    score: float
+def choose_quotes(evidence: Evidence, *, max_units: int = 3, max_chars: int = 900,
+                  margin: float = 0.08) -> list[list[Unit]]:
+    """Excerpts to quote, best first: each a list of consecutive units of one passage."""
+    best = evidence.best
+    if best is None:
+        return []
+    index = {id(u): n for n, u in enumerate(evidence.all_units)}
+    excerpts = [[best.unit]]
+    follower = _follower(best.unit, evidence)
+    if follower is not None:
+        excerpts[0].append(follower)
+    quoted = {" ".join(u.text.split()) for u in excerpts[0]}
+    for candidate in evidence.units[1:]:
+        unit = candidate.unit
+        if sum(len(e) for e in excerpts) >= max_units or candidate.score < best.score - margin:
+            break
+        if " ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars:
+            continue
+        quoted.add(" ".join(unit.text.split()))
+        for excerpt in excerpts:  # next to an excerpt already chosen: one quote, in reading order
+            if unit.kind == "row" and excerpt[0].kind == "row" and excerpt[0].source == unit.source:
+                excerpt.append(unit)  # rows of one table: one table, one header
+                excerpt.sort(key=lambda u: u.start)
+                break
+            if excerpt[0].source == unit.source and index[id(unit)] == index[id(excerpt[0])] - 1:
+                excerpt.insert(0, unit)
+                break
+            if excerpt[-1].source == unit.source and index[id(unit)] == index[id(excerpt[-1])] + 1:
+                excerpt.append(unit)
+                break
+        else:
+            excerpts.append([unit])
+    return excerpts
+
+
+def render_quotes(question: str, excerpts: list[list[Unit]]) -> str:
+    """`> quoted text [Sn]` lines under a header; document look-alikes of markers neutralised."""
+    lines = [HEADERS[detect_language(question)]]
+    for excerpt in excerpts:
+        if excerpt[0].kind == "row":
+            header = excerpt[0].text.rsplit("\n", 1)[0]
+            text = neutralise("\n".join([header, *(u.matched_text for u in excerpt)]))
+        else:  # sentences of one paragraph run on; whole paragraphs keep their line breaks
+            text = neutralise("".join(("\n" if u.kind == "paragraph" else " ") * bool(n) + u.text
+                                      for n, u in enumerate(excerpt)))
+        quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
+        lines.append(f"{quoted} [S{excerpt[0].source + 1}]")
+    return "\n".join(lines)
 
 
 def extract_answer(
@@ -36,58 +79,25 @@ def extract_answer(
     idf: Callable[[list[str]], dict[str, float]],
     *,
     similarity: Callable[[list[str]], list[float]] | None = None,
-    max_sentences: int = 3,
-    max_chars: int = 500,
-    shortlist: int = 10,
-    margin: float = 0.04,
     query: str | None = None,
-) -> str:
-    """Quoted, cited sentences (`> … [n]`) answering `question` from `sources` (numbered from 1)."""
+    evidence: Evidence | None = None,
+) -> str | None:
+    """Quoted, cited units (`> … [Sn]`) answering `question` from `sources`; None when nothing fits."""
     if not sources:
         raise ValueError("no sources to quote")
-    terms = set(tokenize(question) + (tokenize(query) if query else []))
-    weights = idf(sorted(terms))
-    candidates: list[_Candidate] = []
-    for number, chunk in enumerate(sources):
-        prior = 1.0 / (1.0 + 0.35 * number)
-        for start, end in sentence_spans(chunk.text):
-            sentence = chunk.text[start:end].strip()
-            if len(sentence) < 6:
-                continue
-            overlap = terms & set(tokenize(sentence))
-            score = sum(weights.get(t, 0.0) for t in overlap) * prior
-            if score > 0:
-                candidates.append(_Candidate(number, start, end, score))
-    candidates.sort(key=lambda c: -c.score)
-    if similarity is not None and candidates:
-        # Lexical overlap finds the plausible sentences; meaning decides between them.
-        short = candidates[:shortlist]
-        top = short[0].score
-        semantic = similarity([sources[c.source].text[c.start : c.end] for c in short])
-        candidates = sorted(
-            (_Candidate(c.source, c.start, c.end, sim + 0.05 * c.score / top) for c, sim in zip(short, semantic)),
-            key=lambda c: -c.score,
-        )
-        # Quote further sentences only when they are nearly as relevant as the best one.
-        candidates = [c for c in candidates if c.score >= candidates[0].score - margin]
-    elif candidates:
-        candidates = [c for c in candidates if c.score >= 0.6 * candidates[0].score]
-    chosen: list[_Candidate] = []
-    used = 0
-    for candidate in candidates:
-        length = candidate.end - candidate.start
-        if len(chosen) >= max_sentences or (chosen and used + length > max_chars):
-            continue
-        chosen.append(candidate)
-        used += length
-    if not chosen:  # nothing overlaps lexically: quote the start of the best source
-        first = sources[0].text
-        end = sentence_spans(first)[0][1] if first else 0
-        chosen = [_Candidate(0, 0, end, 0.0)]
-    lines = [HEADERS[detect_language(question)]]
-    for number in dict.fromkeys(c.source for c in chosen):  # best source first
-        picked = sorted((c for c in chosen if c.source == number), key=lambda c: c.start)
-        text = sources[number].text
-        quote = " … ".join(text[c.start : c.end].strip() for c in picked)
-        lines.append(f"> {quote} [{number + 1}]")
-    return "\n".join(lines)
+    evidence = evidence or gather_evidence(question, sources, idf, similarity, query=query)
+    excerpts = choose_quotes(evidence)
+    return render_quotes(question, excerpts) if excerpts else None
+
+
+def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
+    if unit.kind != "sentence" or unit.following is None:
+        return None
+    return evidence.all_units[unit.following]
+
+
+def _length(excerpts: list[list[Unit]]) -> int:
+    return sum(len(u.text) for e in excerpts for u in e)
+
+
+__all__ = ["HEADERS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]

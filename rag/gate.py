@@ -1,21 +1,27 @@
 """Evidence gate: refuse, without calling the answer model, when the best evidence is too weak.
 
 With a reranker the gate reads its relevance score. Without one (the embedded default) it combines
-two signals of the best candidates: the dense cosine similarity, and lexical coverage — the share
-of the question's IDF weight found in one passage. Cosine levels of the embedded model differ by
-language (Chinese pairs score higher than English ones), so the threshold is per question language.
-The weights and thresholds come from calibration on real answerable and unanswerable questions
-(benchmarks/calibrate_gate.py, BENCHMARKS.md).
+signals of the best candidates: the dense cosine similarity of the best passage, lexical coverage
+(the share of the question's IDF weight found in one passage), and — when sentence-level evidence
+was gathered (rag.evidence) — how well the best sentence matches, the share of the question's words
+that sentence holds, and the share of the question's names and numbers missing from the best passage.
+They are combined by a logistic model per question language, since cosine levels of the embedded
+model differ by language. Weights and thresholds come from calibration on one half of real answerable
+and unanswerable questions (benchmarks/calibrate_gate.py, BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rag.lexical import tokenize
 from rag.prompt import detect_language
 from rag.types import Hit
+
+if TYPE_CHECKING:
+    from rag.evidence import Evidence
 
 
 # Calibrated on ../shared/datasets (benchmarks/calibrate_gate.py → results/calibrate_gate.json): the most
@@ -24,6 +30,26 @@ from rag.types import Hit
 COVERAGE_WEIGHT = 0.0
 THRESHOLD_ZH = 0.8824
 THRESHOLD_EN = 0.8138
+
+
+@dataclass(frozen=True)
+class AnswerabilityModel:
+    """`Σ weight·signal + bias`; the question is answered when that is at least `threshold`."""
+
+    weights: dict[str, float]
+    bias: float
+    threshold: float = 0.0
+
+    def score(self, signals: dict[str, float]) -> float:
+        return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
+
+
+# Calibrated by benchmarks/calibrate_gate.py (results/calibrate_gate.json) on one half of lawref (zh) and
+# squad2 (en): the most refusals of unanswerable questions with at most 5% false refusals.
+MODELS = {
+    "zh": AnswerabilityModel({"dense": 1.0}, -THRESHOLD_ZH),
+    "en": AnswerabilityModel({"dense": 1.0}, -THRESHOLD_EN),
+}
 
 
 @dataclass(frozen=True)
@@ -36,6 +62,8 @@ class GateConfig:
     threshold_zh: float = THRESHOLD_ZH
     threshold_en: float = THRESHOLD_EN
     top_n: int = 5  # how many candidates the signals look at
+    models: dict[str, AnswerabilityModel] = field(default_factory=lambda: dict(MODELS))
+    use_evidence: bool = True  # with sentence evidence, decide with `models` instead of the thresholds
 
     def __post_init__(self) -> None:
         if self.top_n <= 0:
@@ -76,6 +104,7 @@ class EvidenceGate:
         hits: list[Hit],
         idf: Callable[[list[str]], dict[str, float]],
         rerank_scores: list[float] | None = None,
+        evidence: Evidence | None = None,
     ) -> GateDecision:
         cfg = self.config
         if not hits:
@@ -89,10 +118,18 @@ class EvidenceGate:
             return GateDecision(True, "reranker found relevant passages", signals)
         dense = max((h.scores.get("dense", 0.0) for h in top), default=0.0)
         coverage = lexical_coverage(question, top, idf)
+        signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
+        if evidence is not None and cfg.use_evidence:
+            signals.update(evidence.signals)
+            model = cfg.models[detect_language(question)]
+            score = model.score(signals)
+            signals |= {"answerability": round(score, 4), "threshold": model.threshold}
+            if score < model.threshold:
+                return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals)
+            return GateDecision(True, "evidence strong enough", signals)
         combined = cfg.dense_weight * dense + cfg.coverage_weight * coverage
         threshold = cfg.threshold(question)
-        signals = {"dense": round(dense, 4), "coverage": round(coverage, 4), "combined": round(combined, 4),
-                   "threshold": threshold}
+        signals |= {"combined": round(combined, 4), "threshold": threshold}
         if combined < threshold:
             return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals)
         return GateDecision(True, "evidence strong enough", signals)

@@ -9,18 +9,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from cache import Cache, cache_key
-from rag.candidates import CandidateFinder, Candidates
+from rag.candidates import CandidateFinder
 from rag.citations import MarkerRewriter, finalize
-from rag.extractive import extract_answer
-from rag.gate import EvidenceGate
+from rag.evidence import Evidence, gather_evidence
+from rag.extractive import choose_quotes, render_quotes
+from rag.gate import EvidenceGate, GateDecision
 from rag.models.chat import ChatModel, ModelError
 from rag.prompt import REFUSALS, build_prompt, detect_language
+from rag.refusal import refusal_text, related_documents
 from rag.rewrite import QueryRewriter
+from rag.support import SupportScorer
 from rag.types import Answer, Chunk
 
 _log = logging.getLogger(__name__)
 
-SUGGEST = {"zh": "可以看看这些文档：", "en": "You might look at:"}
 INTERRUPTED = {
     "zh": "（回答中断：答案模型出现问题，以上内容可能不完整。）",
     "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
@@ -105,35 +107,45 @@ class AnswerPipeline:
         notices: list[str] = []
         # Loading a newly published snapshot takes a moment: never on the event loop.
         snapshot = await asyncio.to_thread(lambda: self.finder.retriever.snapshot)
-        version = snapshot.version
+        version, idf = snapshot.version, snapshot.lexical.idf
 
         rewritten = await self._rewrite(question, history, version, timings, notices)
         found = await self.finder.find(question, rewritten, version)
         timings.update(found.timings_ms)
         notices.extend(found.notices)
+        sources = [h.chunk for h in found.hits[: self.config.top_k]]
+        evidence = None
+        if sources and (found.rerank_scores is None or self.answerer is None):
+            evidence = await self._evidence(question, rewritten, sources, idf, timings)
         gate_began = time.perf_counter()
-        scores = found.rerank_scores
-        decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits,
-                                           snapshot.lexical.idf, scores)
+        decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits, idf,
+                                           found.rerank_scores, evidence)
         timings["gate"] = _ms(gate_began)
+        quotes = None
+        if decision.answer and self.answerer is None:
+            quotes = choose_quotes(evidence) if evidence else []
+            if not quotes:
+                decision = GateDecision(False, "no sentence of the passages shares content with the question",
+                                        decision.signals)
         timings["before_answer_model"] = _ms(began)
         language = detect_language(question)
         base = dict(question=question, rewritten_query=rewritten, gate=decision.signals, index_version=version,
                     models=self.models, notices=notices)
 
         if not decision.answer:
-            text = _refusal_text(language, _nearest_documents(found))
+            related = related_documents(rewritten or question, found.hits, idf)
+            text = refusal_text(language, related)
             yield text
             timings["total"] = _ms(began)
-            yield Answer(text=text, citations=[], refused=True, mode="refused", sources=_nearest_documents(found),
+            yield Answer(text=text, citations=[], refused=True, mode="refused", sources=related,
                          refusal_reason=decision.reason, timings_ms=timings, **base)
             return
 
-        sources = [h.chunk for h in found.hits[: self.config.top_k]]
         markers = MarkerRewriter(len(sources))
         parts: list[str] = []
         mode = "generative" if self.answerer else "extractive"
-        async for delta in self._generate(question, rewritten, sources, history, snapshot, timings, notices, began):
+        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, timings, notices, began)
+        async for delta in deltas:
             if delta is _FALLBACK:
                 mode = "extractive"
                 continue
@@ -146,16 +158,30 @@ class AnswerPipeline:
             parts.append(tail)
             yield tail
         refusal = REFUSALS[language]
-        check = finalize("".join(parts), sources, markers.order, refusal=refusal,
-                         check_sentences=mode == "generative")  # quotes cite themselves
+        checked = time.perf_counter()
+        check = await asyncio.to_thread(
+            finalize, "".join(parts), sources, markers.order, refusal=refusal,
+            scorer=SupportScorer(idf, self._support_similarity(snapshot)),
+            check_sentences=mode == "generative",  # quotes cite themselves
+        )
+        timings["citation_check"] = _ms(checked)
         model_refused = refusal in check.text and not check.citations
         timings["total"] = _ms(began)
         yield Answer(
             text=check.text, citations=check.citations, refused=model_refused,
             mode="refused" if model_refused else mode, sources=sources, uncited=check.uncited,
+            sentences=[s.to_dict() for s in check.sentences],
             refusal_reason="the answer model found no answer in the sources" if model_refused else None,
             timings_ms=timings, **base,
         )
+
+    async def _evidence(self, question: str, rewritten: str | None, sources: list[Chunk], idf,
+                        timings: dict[str, float]) -> Evidence:
+        began = time.perf_counter()
+        evidence = await asyncio.to_thread(gather_evidence, question, sources, idf, self._similarity(question),
+                                           query=rewritten)
+        timings["evidence"] = _ms(began)
+        return evidence
 
     def _bounded(self, history: list[tuple[str, str]] | None) -> list[tuple[str, str]]:
         """The most recent turns, each side cut to `history_chars`: a long thread cannot crowd out the sources."""
@@ -190,7 +216,8 @@ class AnswerPipeline:
         timings["rewrite"] = _ms(began)
         return rewritten
 
-    async def _generate(self, question, rewritten, sources, history, snapshot, timings, notices, began):
+    async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
+                        began):
         """Deltas from the answer model; on failure before any text, the extractive answer instead."""
         produced = False
         if self.answerer is not None:
@@ -211,12 +238,14 @@ class AnswerPipeline:
                     return
                 notices.append(f"The answer model is unavailable ({exc.kind}); showing quoted passages instead.")
                 yield _FALLBACK
-        text = await asyncio.to_thread(extract_answer, question, sources, snapshot.lexical.idf,
-                                       similarity=self._similarity(question), query=rewritten)
+            evidence = evidence or await self._evidence(question, rewritten, sources, idf, timings)
+            quotes = choose_quotes(evidence)
+            if not quotes:
+                yield REFUSALS[detect_language(question)]
+                return
         timings["first_token"] = _ms(began)
-        for line in text.splitlines(keepends=True):
+        for line in render_quotes(question, quotes).splitlines(keepends=True):
             yield line
-
 
     def _similarity(self, question: str):
         """Cosine similarity of sentences to the question, with the (cached) query vector."""
@@ -225,6 +254,15 @@ class AnswerPipeline:
         def score(sentences: list[str]) -> list[float]:
             query = self.finder.query_vector(question, version)
             return [float(v @ query) for v in self.finder.passage_vectors(sentences)]
+
+        return score
+
+    def _support_similarity(self, snapshot):
+        """Cosine of an answer sentence to each passage's indexed vector (used across languages)."""
+
+        def score(sentence: str, passages: list[Chunk]) -> list[float]:
+            vector = self.finder.query_vector(sentence, snapshot.version)
+            return [float(snapshot.vector(p.id) @ vector) for p in passages]
 
         return score
 
@@ -238,25 +276,3 @@ _FALLBACK = _Fallback("")
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
-
-
-def _nearest_documents(found: Candidates, limit: int = 3) -> list[Chunk]:
-    seen: set[str] = set()
-    nearest = []
-    for hit in found.hits:
-        if hit.chunk.file not in seen:
-            seen.add(hit.chunk.file)
-            nearest.append(hit.chunk)
-        if len(nearest) == limit:
-            break
-    return nearest
-
-
-def _refusal_text(language: str, nearest: list[Chunk]) -> str:
-    lines = [REFUSALS[language]]
-    if nearest:
-        lines.append(SUGGEST[language])
-        for chunk in nearest:
-            where = " › ".join(p for p in (chunk.title, chunk.section) if p)
-            lines.append(f"• {where} ({chunk.file})")
-    return "\n".join(lines)

@@ -12,18 +12,25 @@ _SENTENCE_END = re.compile(
     rf"|(?<!\b[A-Za-z])(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bvs)\.[{_CLOSERS}]*(?:\s+|$)"
     r"|\n+"
 )
+# Full sentences only: a semicolon or an ellipsis does not end one (quotes keep "…一百元；出发和返回当天…" whole).
+_FULL_STOP = re.compile(
+    rf"[。！？!?]+[{_CLOSERS}]*\s*"
+    rf"|(?<!\b[A-Za-z])(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bvs)(?<!\bSt)(?<!\bNo)\.[{_CLOSERS}]*(?:\s+|$)"
+    r"|\n+"
+)
 _SOFT_BREAK = re.compile(r"[，、,:：]\s*|\s+")
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+def sentence_spans(text: str, start: int = 0, end: int | None = None, *, clauses: bool = True) -> list[tuple[int, int]]:
     """Split text[start:end] into contiguous sentence spans that cover it completely.
 
-    Trailing whitespace stays with the sentence before it, so spans tile the range exactly.
+    With `clauses` (the default, for chunking) a semicolon or ellipsis also ends a span; without, only a
+    full stop does. Trailing whitespace stays with the sentence before it, so spans tile the range exactly.
     """
     end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     pos = start
-    for match in _SENTENCE_END.finditer(text, start, end):
+    for match in (_SENTENCE_END if clauses else _FULL_STOP).finditer(text, start, end):
         if match.end() > pos:
             spans.append((pos, match.end()))
             pos = match.end()

@@ -137,7 +137,8 @@ class Answer:
     refused: bool
     mode: str  # "generative" | "extractive" | "refused"
     sources: list[Chunk] = field(default_factory=list)  # what the answer was built from, or the nearest passages
-    uncited: list[str] = field(default_factory=list)  # sentences no source supports
+    uncited: list[str] = field(default_factory=list)  # sentences no source supports (flagged)
+    sentences: list[dict[str, Any]] = field(default_factory=list)  # per sentence: markers, support, outcome
     rewritten_query: str | None = None
     refusal_reason: str | None = None
     gate: dict[str, float] = field(default_factory=dict)
@@ -155,6 +156,7 @@ class Answer:
             "citations": [c.to_dict() for c in self.citations],
             "sources": [s.to_dict() for s in self.sources],
             "uncited": self.uncited,
+            "sentences": self.sentences,
             "rewritten_query": self.rewritten_query,
             "refusal_reason": self.refusal_reason,
             "gate": self.gate,

@@ -20,6 +20,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rag.index.dense import DenseIndex
 from rag.index.lexical_index import LexicalIndex
 from rag.types import Chunk
@@ -84,6 +86,14 @@ class Snapshot:
     @cached_property
     def by_id(self) -> dict[str, Chunk]:
         return {chunk.id: chunk for chunk in self.chunks}
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Chunk id → its row in the dense index (and in `chunks`)."""
+        return {chunk.id: row for row, chunk in enumerate(self.chunks)}
+
+    def vector(self, chunk_id: str) -> np.ndarray:
+        return np.asarray(self.dense.vectors[self.row_of[chunk_id]], dtype=np.float32)
 
     def save(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,8 @@ def test_refuses_without_the_statute_and_answers_the_twins_with_it(dataset, sett
     # statutes cover the same ground, far fewer (BENCHMARKS.md) — the gate only catches absent topics.
     assert len(refused) >= 0.75 * len(twins), [a.gate for a in missing if not a.refused]
     assert all(a.mode == "refused" and a.citations == [] for a in refused)
-    assert all(("可以看看" in a.text or "might look" in a.text) for a in refused), "nearest documents are offered"
+    # What remains of the slice is about leases, loans and consumer disputes, not tourism: nothing to suggest.
+    assert not any("可以看看" in a.text or "might look" in a.text for a in refused), [a.text for a in refused]
     still_answerable = outcomes(without, [r["question"] for r in others])
     assert sum(a.refused for a in still_answerable) <= 0.1 * len(others), \
         [a.gate for a in still_answerable if a.refused]

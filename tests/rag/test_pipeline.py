@@ -62,8 +62,8 @@ def test_gate_refuses_without_calling_the_answer_model(handbook):
                                 gate_threshold=0.9)
         _, answer = ask(pipeline, "What is the capital of France?")
         assert answer.refused and answer.mode == "refused" and answer.citations == []
-        assert answer.text.startswith("Sorry, I could not find the answer") and "You might look at:" in answer.text
-        assert len({s.file for s in answer.sources}) == len(answer.sources) >= 1
+        assert answer.text == "Sorry, I could not find the answer to this in the knowledge base."
+        assert answer.sources == [], "no unrelated documents are suggested"
         assert answer.refusal_reason.startswith("evidence score")
         assert server.requests_to("/chat/completions") == []
 
@@ -71,19 +71,21 @@ def test_gate_refuses_without_calling_the_answer_model(handbook):
 def test_generative_answer_markers_are_repaired_and_mapped_to_sources(handbook):
     with FakeOpenAIServer() as server:
         server.script.chat_reply = (
-            "出差期间伙食补助每人每天一百元【2】。出发和返回当天各按五十元计算[2, 9]。"
-            "宴请客户人均不超过二百元[^3]。员工还可以报销高尔夫球费用。"
+            "出差期间伙食补助每人每天一百元【S2】。出发和返回当天各按五十元计算[S2, S9]。"
+            "宴请客户人均不超过二百元[^S2]，见附件[3]。员工还可以报销高尔夫球费用。"
         )
         server.script.chat_pieces = 9
         pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="Qwen/Qwen3-4B", **PERMISSIVE_GATE)
         deltas, answer = ask(pipeline, "出差吃饭能报多少?")
         prompt = server.requests_to("/chat/completions")[0]["body"]["messages"]
     assert answer.mode == "generative" and not answer.refused
-    assert answer.text.startswith("出差期间伙食补助每人每天一百元[1]。出发和返回当天各按五十元计算[1]。")
-    assert "[9]" not in answer.text and "【" not in answer.text
+    assert answer.text.startswith("出差期间伙食补助每人每天一百元[1]。出发和返回当天各按五十元计算[1]。"
+                                  "宴请客户人均不超过二百元[1]，见附件〔3〕。")
+    assert "[9]" not in answer.text and "【" not in answer.text and "[2]" not in answer.text
     assert answer.uncited == ["员工还可以报销高尔夫球费用。"]
+    assert [s["outcome"] for s in answer.sentences] == ["supported", "supported", "supported", "flagged"]
     sources_in_prompt = prompt[-1]["content"]
-    assert sources_in_prompt.startswith("Sources:\n\n[1] ") and "Question: 出差吃饭能报多少?" in sources_in_prompt
+    assert sources_in_prompt.startswith('<source id="S1" ') and "<question>\n出差吃饭能报多少?\n</question>" in sources_in_prompt
     assert "Chinese" in prompt[0]["content"]
     second = answer.sources[1]  # the model's [2] is the second source it was shown
     assert answer.citations[0].chunk == second
@@ -157,7 +159,8 @@ def test_rewriter_down_searches_the_question_as_asked(handbook):
 def test_a_wrong_source_vote_demotes_that_chunk_for_similar_questions(handbook):
     from rag.feedback import CitedChunk, citation_target
 
-    pipeline = pipeline_for(handbook, **PERMISSIVE_GATE)
+    # The subject is the order of sources, not the gate: a low fixed threshold keeps every answer.
+    pipeline = pipeline_for(handbook, gate_threshold=0.8)
 
     async def run():
         _, first = await collect(pipeline, "What happens if I lose my laptop?")

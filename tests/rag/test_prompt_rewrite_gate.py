@@ -27,8 +27,10 @@ def test_prompt_numbers_sources_with_location_and_keeps_history():
     prompt = build_prompt("How much for meals?", sources, history=[("Hi", "Hello [1].")])
     assert [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
     user = prompt.messages[-1]["content"]
-    assert "[1] Travel Policy › Meals, p. 3\nMeals are 45 EUR." in user
-    assert "[2] Travel Policy › Hotels\nHotels 150 EUR." in user
+    assert '<source id="S1" from="Travel Policy › Meals" page="3">\nMeals are 45 EUR.\n</source>' in user
+    assert '<source id="S2" from="Travel Policy › Hotels">\nHotels 150 EUR.\n</source>' in user
+    assert user.endswith("<question>\nHow much for meals?\n</question>")
+    assert prompt.messages[2]["content"] == "Hello.", "an earlier answer's markers are not this answer's"
     assert prompt.refusal in prompt.messages[0]["content"] and "English" in prompt.messages[0]["content"]
     with pytest.raises(ValueError):
         build_prompt("q", [])
@@ -39,22 +41,39 @@ def test_rewrite_cleaning():
     assert clean_rewrite('"annual leave entitlement days"', "how many vacation days") == "annual leave entitlement days"
     assert clean_rewrite("", "q") is None and clean_rewrite("same", "same") is None
     messages = rewrite_messages("and for managers?", [("How many days?", "26 days [1].")])
-    assert "Q: How many days?\nA: 26 days [1]." in messages[-1]["content"]
+    assert "Q: How many days?\nA: 26 days." in messages[-1]["content"]
+
+
+LONG_TRAVEL = ("Economy class is the standard for every flight booked through the travel portal, whatever the "
+               "destination and whoever travels. Business class needs CFO approval for flights over ten hours. "
+               "Upgrades paid with personal miles are always allowed and need no approval at all.")
 
 
 def test_extractive_answer_quotes_the_sentence_with_the_question_terms():
-    sources = [chunk("Economy class is the standard. Business class needs CFO approval for flights over ten hours."),
-               chunk("The daily meal allowance is 45 EUR.", n=2)]
+    sources = [chunk(LONG_TRAVEL), chunk("The daily meal allowance is 45 EUR.", n=2)]
     text = extract_answer("When is business class allowed?", sources, idf)
     assert text.splitlines()[0].startswith("Quoted passages")
-    assert text.splitlines()[1] == "> Business class needs CFO approval for flights over ten hours. [1]"
+    assert "Business class needs CFO approval for flights over ten hours." in text.splitlines()[1]
+    assert text.splitlines()[1].endswith(" [S1]") and "[S2]" not in text
+
+
+def test_a_short_paragraph_is_quoted_whole():
+    article = "第九条 出差期间按天发放伙食补助，标准为每人每天一百元；出发和返回当天各按五十元计算。伙食补助包干使用，无需提供餐饮发票。"
+    text = extract_answer("伙食补助标准是多少", [chunk(article)], idf)
+    assert text.splitlines()[1] == f"> {article} [S1]"
 
 
 def test_extractive_similarity_decides_between_lexical_candidates():
-    sources = [chunk("Meals cost money. The meal allowance is 45 EUR per day.")]
-    text = extract_answer("meal allowance per day", sources, idf,
+    long = ("Meals cost money, and travellers are reminded that restaurants near airports and stations are often "
+            "expensive, so plan ahead where you can. The meal allowance is 45 EUR per day. Receipts are not needed "
+            "for the daily allowance, which is paid with the next salary.")
+    text = extract_answer("meal allowance per day", [chunk(long)], idf,
                           similarity=lambda sentences: [0.9 if "45" in s else 0.1 for s in sentences])
-    assert text.splitlines()[1] == "> The meal allowance is 45 EUR per day. [1]"
+    assert text.splitlines()[1].startswith("> The meal allowance is 45 EUR per day.")
+
+
+def test_nothing_is_quoted_when_no_sentence_shares_a_word_with_the_question():
+    assert extract_answer("What is the capital of France?", [chunk("The daily meal allowance is 45 EUR.")], idf) is None
 
 
 def test_gate_with_reranker_scores():

@@ -1,0 +1,95 @@
+"""Extractive answers on the sample handbook (the embedded default, real index): what gets quoted."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.config import Settings
+from rag.types import Answer
+from tests.conftest import HANDBOOK, build
+
+
+@pytest.fixture(scope="module")
+def handbook(shared_data_dir, tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("handbook-extractive")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+def ask(handbook, question: str, **settings) -> Answer:
+    data_dir, index_dir = handbook
+    pipeline = make_pipeline(KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir))
+
+    async def run() -> Answer:
+        async for item in pipeline.answer(question):
+            if isinstance(item, Answer):
+                return item
+        raise AssertionError("no answer")
+
+    return asyncio.run(run())
+
+
+def quotes(answer: Answer) -> list[str]:
+    """The quoted excerpts, one per marker, lines joined."""
+    excerpts, current = [], []
+    for line in answer.text.splitlines()[1:]:
+        current.append(line.removeprefix("> ").removeprefix(">"))
+        if re.search(r"\[\d+\]$", line):
+            excerpts.append("\n".join(current))
+            current = []
+    return excerpts
+
+
+def test_the_passage_that_answers_comes_first(handbook):
+    answer = ask(handbook, "How many vacation days do I get per year?")
+    first = quotes(answer)[0]
+    assert "26 working days of paid annual leave per calendar year" in first and first.endswith("[1]")
+    assert answer.citations[0].chunk.heading_path == ("Annual leave entitlement",)
+
+
+def test_a_short_article_is_quoted_whole(handbook):
+    answer = ask(handbook, "出差吃饭能报多少?")
+    article = "第九条 出差期间按天发放伙食补助，标准为每人每天一百元；出发和返回当天各按五十元计算。伙食补助包干使用，无需提供餐饮发票。"
+    assert quotes(answer)[0].startswith(article), "the whole article, first, nothing elided"
+    assert "…" not in answer.text
+
+
+def test_table_rows_are_quoted_with_their_column_headers(handbook):
+    answer = ask(handbook, "When is the office closed in December?")
+    table = next(q for q in quotes(answer) if "December closure" in q)
+    lines = table.splitlines()
+    assert lines[0] == "| Date | Holiday | Office | Notes |" and lines[1].startswith("|---")
+    assert any(line.startswith("| 2026-12-24 | December closure | All offices |") for line in lines[2:])
+
+
+def test_no_bare_table_fragment_or_cut_sentence_is_quoted(handbook):
+    for question in ("How many days of annual leave do I get?", "How much does a parking permit cost per month?",
+                     "Can I bring my dog to the office?", "What do I do if I lose my laptop?"):
+        answer = ask(handbook, question)
+        for excerpt in quotes(answer):
+            body = re.sub(r"\s*\[\d+\]$", "", excerpt)
+            last = body.splitlines()[-1]
+            if last.startswith("|"):
+                assert body.splitlines()[0].startswith("| ") and "|---" in body, (question, excerpt)
+            elif not last.lstrip().startswith(("-", "•")):
+                assert re.search(r"[.!?。！？)）\"”]$", last), (question, excerpt)
+
+
+def test_nothing_sharing_no_words_with_the_question_is_quoted(handbook):
+    answer = ask(handbook, "What is the capital of France?", gate_threshold=0.0)  # the gate lets it through
+    assert answer.refused and answer.citations == [] and ">" not in answer.text
+    assert answer.refusal_reason == "no sentence of the passages shares content with the question"
+
+
+def test_at_most_three_units_are_quoted_and_each_cites_its_passage(handbook):
+    for question in ("How long must a password be?", "出差吃饭能报多少?", "How many vacation days do I get per year?"):
+        answer = ask(handbook, question)
+        assert 1 <= len(quotes(answer)) <= 3
+        for excerpt, check in zip(quotes(answer), [s for s in answer.sentences if s["outcome"] == "quote"]):
+            cited = answer.citations[check["markers"][0] - 1].chunk
+            first_line = excerpt.splitlines()[-1 if excerpt.startswith("|") else 0]
+            assert re.sub(r"\s*\[\d+\]$", "", first_line)[:30] in " ".join(cited.text.split()), (question, excerpt)
