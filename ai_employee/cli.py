@@ -1,4 +1,8 @@
-"""`ai-employee` command line: index, search, eval, status."""
+"""`ai-employee` command line: index, search, eval, ask, status, serve, feedback.
+
+The knowledge base (embedder, FAISS, BM25, model clients, Slack SDK, MinerU) is imported inside the
+commands that use it: `ai-employee --help` and argument errors answer at once.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +13,21 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from ai_employee.progress import counter, index_progress, stderr
-from ai_employee.wiring import KnowledgeBase, make_bot, make_pipeline
-from rag.config import Settings
-from rag.evaluation import AnswerOutcome, evaluate, load_questions
-from rag.index.builder import IndexReport
-from rag.index.discovery import read_exclude_file
-from rag.retrieval import MODES
-from rag.types import Answer
+
+if TYPE_CHECKING:
+    from ai_employee.wiring import KnowledgeBase
+    from rag.evaluation import AnswerOutcome
+    from rag.index.builder import IndexReport
+    from rag.types import Answer
+
+MODES = ("hybrid", "dense", "bm25")  # rag.retrieval.MODES, checked before anything heavy is loaded
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 stdout = Console()
@@ -36,6 +41,22 @@ def _setup_logging() -> None:
 def _fail(message: str) -> None:
     stderr.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(1)
+
+
+def _knowledge_base() -> KnowledgeBase:
+    from ai_employee.wiring import KnowledgeBase
+
+    return KnowledgeBase.default()
+
+
+def _require_index(kb: KnowledgeBase) -> None:
+    """Fail before anything is created (data dir, caches, feedback database) when there is no index."""
+    from rag.index.snapshot import IndexNotFoundError
+
+    try:
+        kb.store.current_path()
+    except IndexNotFoundError as exc:
+        _fail(str(exc))
 
 
 def _print_json(data: object) -> None:
@@ -52,7 +73,9 @@ def _print_report(report: IndexReport) -> None:
     )
     stdout.print(
         f"  added {len(report.added)} · changed {len(report.changed)} · removed {len(report.removed)} · "
-        f"unchanged {report.unchanged} · newly embedded chunks {report.embedded} "
+        f"unchanged {report.unchanged}"
+        + (f" (version or date updated: {len(report.metadata_updated)})" if report.metadata_updated else "")
+        + f" · newly embedded chunks {report.embedded} "
         f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"
     )
     stdout.print(
@@ -79,9 +102,31 @@ def index(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Folders or files to index (default: the previous ones).")] = None,
     exclude_file: Annotated[Optional[Path], typer.Option(help="File listing paths or globs to leave out.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    allow_empty: Annotated[bool, typer.Option(
+        "--allow-empty", help="With nothing to index yet (no PATH, no index, no AIE_DOCS_PATHS), exit 0: "
+                              "for a first deploy's release step.")] = False,
 ) -> None:
-    """Build or refresh the knowledge base from documents (incremental; the old index serves until done)."""
-    kb = KnowledgeBase.default()
+    """Build or refresh the knowledge base from documents (incremental; the old index serves until done).
+
+    Without PATH: refresh the folders indexed last time, or, when there is no index yet, index
+    AIE_DOCS_PATHS; with neither there is nothing to do yet (an error, unless --allow-empty).
+    """
+    from rag.index.discovery import read_exclude_file
+
+    kb = _knowledge_base()
+    if not paths and kb.store.current_version() is None:
+        if not kb.docs_paths:
+            message = (f"Nothing to index yet: there is no index in {kb.index_dir} and no folder to index. "
+                       "Run `ai-employee index PATH`, or set AIE_DOCS_PATHS to the documents' folders.")
+            if not allow_empty:
+                _fail(message)
+            stderr.print(message)
+            return
+        paths = kb.docs_paths
+        stderr.print(f"No index yet: indexing AIE_DOCS_PATHS ({', '.join(map(str, paths))})")
+    for path in paths or []:
+        if not path.exists():
+            _fail(f"no such file or folder: {path}")
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else None
         report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
@@ -104,7 +149,8 @@ def search(
     """Find the passages that best match a question."""
     if mode not in MODES:
         _fail(f"--mode must be one of {', '.join(MODES)}")
-    kb = KnowledgeBase.default()
+    kb = _knowledge_base()
+    _require_index(kb)
     try:
         hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path)  # type: ignore[arg-type]
     except (ValueError, RuntimeError) as exc:
@@ -128,7 +174,8 @@ def search(
         where = " › ".join(p for p in (c.title, c.section) if p)
         page = f", p. {c.page}" if c.page else ""
         ranks = " ".join(f"{name}#{r}" for name, r in sorted(hit.ranks.items()))
-        stdout.print(f"[bold]{rank}.[/] [cyan]{c.file}[/]{page} · {where} · v{c.doc_version} [dim]({ranks})[/]")
+        edition = f" · {c.edition}" if c.edition else ""
+        stdout.print(f"[bold]{rank}.[/] [cyan]{c.file}[/]{page} · {where}{edition} [dim]({ranks})[/]")
         text = (c.lead + "\n" if c.lead else "") + c.text
         text = text if len(text) <= 400 else text[:400] + "…"
         stdout.print("   " + text.replace("\n", "\n   "), highlight=False)
@@ -149,6 +196,11 @@ def eval_(
 ) -> None:
     """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR
     (and, with --answers, refusal and false-refusal rates)."""
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+    from rag.evaluation import evaluate, load_questions
+    from rag.index.discovery import read_exclude_file
+
     if mode not in MODES:
         _fail(f"--mode must be one of {', '.join(MODES)}")
     docs = dataset_dir / "docs"
@@ -212,6 +264,10 @@ def _rate(value: float | None) -> str:
 
 def _answer_outcomes(kb: KnowledgeBase):
     """A synchronous `question -> AnswerOutcome` over one event loop for the whole evaluation."""
+    from ai_employee.wiring import make_pipeline
+    from rag.evaluation import AnswerOutcome
+    from rag.types import Answer
+
     loop = asyncio.new_event_loop()
     pipeline = make_pipeline(kb)
 
@@ -231,7 +287,8 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer as JSON instead of streaming.")] = False,
 ) -> None:
     """Answer a question from the knowledge base, citing every statement."""
-    kb = KnowledgeBase.default()
+    kb = _knowledge_base()
+    _require_index(kb)
     try:
         answer = asyncio.run(_ask(kb, question, stream=not as_json))
     except (ValueError, RuntimeError) as exc:
@@ -241,6 +298,9 @@ def ask(
 
 
 async def _ask(kb: KnowledgeBase, question: str, stream: bool) -> Answer:
+    from ai_employee.wiring import make_pipeline
+    from rag.types import Answer
+
     pipeline = make_pipeline(kb)
     streamed: list[str] = []
     final: Answer | None = None
@@ -284,7 +344,7 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
 @app.command()
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show the live snapshot: version, files, chunks, embedding model."""
-    kb = KnowledgeBase.default()
+    kb = _knowledge_base()
     manifest = kb.store.current_manifest()
     if manifest is None:
         _fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
@@ -313,6 +373,7 @@ def serve(
     socket_mode: Annotated[bool, typer.Option("--socket-mode", help="Connect with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
 ) -> None:
     """Run the Slack bot: answers mentions, DMs, thread follow-ups and assistant threads; /reindex for admins."""
+    from ai_employee.wiring import make_bot
     from bot.config import MissingCredentials, SlackSettings
     from bot.logs import configure
     from bot.server import serve_http, serve_socket_mode
@@ -323,7 +384,7 @@ def serve(
     except MissingCredentials as exc:
         _fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
-    kb = KnowledgeBase.default()
+    kb = _knowledge_base()
     bolt_app, _, health = make_bot(kb, slack)
     if socket_mode:
         asyncio.run(serve_socket_mode(bolt_app, slack.slack_app_token, health, host, port))
@@ -335,10 +396,19 @@ feedback_app = typer.Typer(no_args_is_help=True, help="Votes users gave answers 
 app.add_typer(feedback_app, name="feedback")
 
 
+def _feedback_store():
+    """The feedback database; an error (creating nothing) when no vote was ever stored."""
+    kb = _knowledge_base()
+    path = kb.settings.feedback_path
+    if not path.exists():
+        _fail(f"no feedback recorded yet: {path} does not exist (votes are stored when people use the Slack bot)")
+    return kb.feedback
+
+
 @feedback_app.command("export")
 def feedback_export(as_json: Annotated[bool, typer.Option("--json", help="One JSON array of all votes.")] = False) -> None:
     """Every vote with its question, answer, cited chunks, index version, user, channel and time."""
-    rows = KnowledgeBase.default().feedback.export()
+    rows = _feedback_store().export()
     if as_json:
         _print_json(rows)
         return
@@ -357,7 +427,7 @@ def feedback_summary(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The most down-voted documents and citations."""
-    summary = KnowledgeBase.default().feedback.summary(limit)
+    summary = _feedback_store().summary(limit)
     if as_json:
         _print_json(summary)
         return

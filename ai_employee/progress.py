@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from rag.index.builder import IndexProgress
+if TYPE_CHECKING:
+    from rag.index.builder import IndexProgress
 
 stderr = Console(stderr=True)
 

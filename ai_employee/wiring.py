@@ -1,4 +1,8 @@
-"""Composition root: builds the knowledge-base components from Settings."""
+"""Composition root: builds the knowledge-base components from Settings.
+
+Components are imported where they are built, so a command loads only what it uses (`--help` and
+`status` need neither the embedder nor FAISS, the Slack SDK or the model clients).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.config import SlackSettings
-from cache import make_cache
-from rag.candidates import CandidateFinder
-from rag.chunking import Chunker
 from rag.config import Settings
-from rag.embedding.base import Embedder
-from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
-from rag.index.snapshot import SnapshotStore
-from rag.index.work_cache import WorkCache
-from rag.parsing.loader import DocumentLoader
-from rag.parsing.mineru_worker import MinerUOptions
-from rag.feedback import FeedbackAdjuster, FeedbackStore
-from rag.gate import EvidenceGate, GateConfig
-from rag.models.chat import ChatModel, Endpoint
-from rag.models.rerank import make_reranker
-from rag.pipeline import AnswerPipeline, PipelineConfig
-from rag.retrieval import FusionConfig, Retriever
-from rag.rewrite import QueryRewriter
+
+if TYPE_CHECKING:
+    from bot.config import SlackSettings
+    from rag.embedding.base import Embedder
+    from rag.feedback import FeedbackStore
+    from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
+    from rag.index.snapshot import SnapshotStore
+    from rag.index.work_cache import WorkCache
+    from rag.models.chat import Endpoint
+    from rag.parsing.loader import DocumentLoader
+    from rag.pipeline import AnswerPipeline
+    from rag.retrieval import Retriever
 
 _log = logging.getLogger(__name__)
 
@@ -88,14 +88,26 @@ class KnowledgeBase:
 
     @cached_property
     def store(self) -> SnapshotStore:
+        from rag.index.snapshot import SnapshotStore
+
         return SnapshotStore(self.index_dir)
+
+    @property
+    def docs_paths(self) -> list[Path]:
+        """`AIE_DOCS_PATHS`: the folders to index when there is no index yet."""
+        return [Path(p.strip()) for p in self.settings.docs_paths.split(",") if p.strip()]
 
     @cached_property
     def work_cache(self) -> WorkCache:
+        from rag.index.work_cache import WorkCache
+
         # Shared by every knowledge base in the data dir: the same text is embedded once.
         return WorkCache(self.settings.data_dir / "cache.sqlite3")
 
     def loader(self) -> DocumentLoader:
+        from rag.parsing.loader import DocumentLoader
+        from rag.parsing.mineru_worker import MinerUOptions
+
         s = self.settings
         options = MinerUOptions(
             home=str((s.data_dir / "mineru").resolve()),
@@ -107,6 +119,9 @@ class KnowledgeBase:
         return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024))
 
     def builder(self, loader: DocumentLoader) -> IndexBuilder:
+        from rag.chunking import Chunker
+        from rag.index.builder import IndexBuilder
+
         return IndexBuilder(
             self.store,
             self.embedder,
@@ -119,10 +134,14 @@ class KnowledgeBase:
 
     @cached_property
     def feedback(self) -> FeedbackStore:
-        return FeedbackStore(self.settings.feedback_path)
+        from rag.feedback import FeedbackStore
+
+        return FeedbackStore(self.settings.feedback_path, retention_days=self.settings.feedback_retention_days)
 
     @cached_property
     def retriever(self) -> Retriever:
+        from rag.retrieval import FusionConfig, Retriever
+
         s = self.settings
         fusion = FusionConfig(method=s.fusion, rrf_k=s.rrf_k, dense_weight=s.dense_weight,
                               bm25_weight=s.bm25_weight)
@@ -131,6 +150,8 @@ class KnowledgeBase:
 
 def _endpoint(base_url: str | None, model: str | None, api_key: str | None, timeout: float, role: str,
               first_token_timeout: float | None = None) -> Endpoint | None:
+    from rag.models.chat import Endpoint
+
     if not base_url:
         return None
     if not model:
@@ -139,6 +160,15 @@ def _endpoint(base_url: str | None, model: str | None, api_key: str | None, time
 
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
+    from cache import make_cache
+    from rag.candidates import CandidateFinder
+    from rag.feedback import FeedbackAdjuster
+    from rag.gate import EvidenceGate, GateConfig
+    from rag.models.chat import ChatModel
+    from rag.models.rerank import make_reranker
+    from rag.pipeline import AnswerPipeline, PipelineConfig
+    from rag.rewrite import QueryRewriter
+
     s = kb.settings
     cache = make_cache(s.redis_url)
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
@@ -171,6 +201,7 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
     """The Slack app and what it needs; returns (app, services, health)."""
     from bot.answering import Answerer
     from bot.app import create_app
+    from bot.config import SlackSettings
     from bot.reindex import Reindexer
     from bot.services import BotServices
 

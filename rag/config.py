@@ -83,6 +83,7 @@ class Settings(BaseSettings):
     feedback_db: Path | None = None
     feedback_similarity: float = 0.88  # questions this similar share demotions
     feedback_penalty: float = 0.5  # score multiplier per net down-vote
+    feedback_retention_days: int = 180  # stored answers (and their votes) older than this are pruned; 0 keeps all
 
     # Answering.
     max_question_chars: int = 2000  # longer questions get a clear message instead of an answer

@@ -1,7 +1,9 @@
 """Durable feedback on answers and citations (SQLite), and the retrieval adjustment it drives.
 
 Every answer shown to a user is recorded with its question, text, cited chunk ids, index version
-and the question's embedding. Votes are 👍/👎 on the answer, or "wrong source" on one citation; a
+and the question's embedding, and kept for a retention period (`AIE_FEEDBACK_RETENTION_DAYS`, 180
+days by default): older answers and their votes are pruned when the store opens and then at most once
+an hour, in small batches so a vote never waits long. Votes are 👍/👎 on the answer, or "wrong source" on one citation; a
 user voting again on the same target changes their vote instead of adding one. Chunks that were
 voted down for a question demote themselves for *similar* questions (by embedding similarity).
 """
@@ -14,6 +16,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ from typing import Any
 import numpy as np
 
 ANSWER = "answer"
+PRUNE_EVERY_SECONDS = 3600.0
+_PRUNE_BATCH = 200  # answers deleted per transaction: a vote waits for one batch at most
 
 
 def citation_target(marker: int) -> str:
@@ -79,15 +84,21 @@ CREATE TABLE IF NOT EXISTS votes (
 
 
 class FeedbackStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, retention_days: float = 180, clock: Callable[[], float] = time.time) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.retention_days = retention_days  # 0 or less: keep everything
+        self._clock = clock
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # a vote acknowledged is a vote kept
         self._conn.executescript(_SCHEMA)
+        self._conn.execute("CREATE INDEX IF NOT EXISTS answers_created ON answers (created)")
         self._lock = threading.Lock()
+        self._prune_lock = threading.Lock()
         self.version = 0  # bumped on every vote, so readers know to refresh
+        self._last_prune = self._clock()
+        self.prune()
 
     def record_answer(
         self, question: str, answer: str, citations: list[CitedChunk], index_version: str, channel: str, user: str,
@@ -99,9 +110,44 @@ class FeedbackStore:
         with self._lock:
             self._conn.execute(
                 "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (answer_id, question, answer, cited, index_version, channel, user, time.time(), blob),
+                (answer_id, question, answer, cited, index_version, channel, user, self._clock(), blob),
             )
+        if self._clock() - self._last_prune >= PRUNE_EVERY_SECONDS:
+            self._last_prune = self._clock()
+            self.prune()
         return answer_id
+
+    def prune(self) -> int:
+        """Delete answers older than the retention period, with their votes; returns how many answers went.
+
+        Runs in batches, each its own short transaction, so votes recorded meanwhile are not held up.
+        """
+        if self.retention_days <= 0 or not self._prune_lock.acquire(blocking=False):
+            return 0
+        try:
+            cutoff = self._clock() - self.retention_days * 86400
+            removed = 0
+            while True:
+                with self._lock:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        ids = [row[0] for row in self._conn.execute(
+                            "SELECT answer_id FROM answers WHERE created < ? LIMIT ?", (cutoff, _PRUNE_BATCH))]
+                        if ids:
+                            marks = ",".join("?" * len(ids))
+                            self._conn.execute(f"DELETE FROM votes WHERE answer_id IN ({marks})", ids)
+                            self._conn.execute(f"DELETE FROM answers WHERE answer_id IN ({marks})", ids)
+                        self._conn.execute("COMMIT")
+                    except BaseException:
+                        self._conn.execute("ROLLBACK")
+                        raise
+                    if ids:
+                        self.version += 1  # demotions learned from those votes are gone too
+                removed += len(ids)
+                if len(ids) < _PRUNE_BATCH:
+                    return removed
+        finally:
+            self._prune_lock.release()
 
     def answer(self, answer_id: str) -> RecordedAnswer | None:
         with self._lock:

@@ -26,10 +26,11 @@ class ParsedDocument:
     file: str  # path relative to the indexed root, with forward slashes
     title: str
     blocks: list[Block]
-    version: str  # content hash unless the document declares its own version
-    modified: str  # ISO date (YYYY-MM-DD)
+    version: str  # the version the document declares (front matter, core properties…); "" when none
+    modified: str  # the document's date, ISO (YYYY-MM-DD) when it could be read
     url: str | None = None
     parser: str = ""
+    date_source: str = ""  # where `modified` came from: "document", "file name", "git" or "file time"
 
     def render(self) -> tuple[str, list[int]]:
         """The parsed text that chunk offsets refer to, and each block's start offset."""
@@ -59,10 +60,20 @@ class Chunk:
     end: int
     page: int | None
     page_end: int | None
-    doc_version: str
-    doc_date: str
+    doc_version: str  # declared by the document, "" when it declares none (never a content hash)
+    doc_date: str  # the document's own date, else its last commit date, else its file time
     url: str | None = None
     lead: str = ""  # context shown before the text, e.g. the header of a table continued from an earlier chunk
+
+    @property
+    def edition(self) -> str:
+        """Which edition this passage is from: `v3 · 2026-03-01`, `v2026-09-15` (a date as version),
+        `Rev. B · 2026-03-01`, or `2026-03-01` when the document declares no version."""
+        version, when = self.doc_version.strip(), self.doc_date.strip()
+        if not version:
+            return when
+        label = f"v{version}" if version[0].isdigit() else version
+        return label if not when or when in version else f"{label} · {when}"
 
     @property
     def section(self) -> str:
@@ -110,14 +121,15 @@ class Citation:
 
     @property
     def location(self) -> str:
-        """`Travel Policy › Meals, p. 3 · v2026-11-02` — built from index metadata, never from the model."""
+        """`Travel Policy › Meals, p. 3 · v2026-11-02` (or `… · v3 · 2026-03-01`, `… · 2026-03-01` when the
+        document declares no version) — built from index metadata, never from the model."""
         where = SECTION_SEPARATOR.join(p for p in (self.chunk.title, self.chunk.section) if p)
         c = self.chunk
         if c.page and c.page_end and c.page_end != c.page:
             where += f", pp. {c.page}–{c.page_end}"
         elif c.page:
             where += f", p. {c.page}"
-        return f"{where} · v{c.doc_version}"
+        return f"{where} · {c.edition}" if c.edition else where
 
     @property
     def footnote(self) -> str:

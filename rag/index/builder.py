@@ -6,7 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,11 +17,21 @@ from rag.embedding.base import Embedder
 from rag.index.dense import DenseIndex
 from rag.index.discovery import SourceFile, discover
 from rag.index.embed_pipeline import EmbedPipeline
+from rag.index.git_dates import commit_dates
 from rag.index.lexical_index import LexicalIndex
 from rag.index.snapshot import FileRecord, Manifest, Snapshot, SnapshotStore
 from rag.index.work_cache import WorkCache, text_key
 from rag.lexical import TOKENIZER_NAME, tokenize
-from rag.parsing.loader import DocumentLoader, SkipFile, shadowed_by_mineru_output
+from rag.parsing.loader import (
+    DATE_FROM_GIT,
+    METADATA_VERSION,
+    VOLATILE_DATE_SOURCES,
+    DocumentLoader,
+    FileDate,
+    SkipFile,
+    file_time,
+    shadowed_by_mineru_output,
+)
 from rag.types import Chunk
 
 _log = logging.getLogger(__name__)
@@ -49,6 +59,9 @@ class IndexReport:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    # Unchanged content whose version or date is read anew: a new commit, a copy with a new file time,
+    # or metadata an older release of the indexer did not read.
+    metadata_updated: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     chunks: int = 0
     embedded: int = 0
@@ -76,6 +89,7 @@ class _FileResult:
     chunks: list[Chunk]
     record: FileRecord
     tokens: list[list[str]] = field(default_factory=list)
+    metadata_updated: bool = False
 
 
 class IndexBuilder:
@@ -133,6 +147,9 @@ class IndexBuilder:
                 prev_by_file.setdefault(chunk.file, []).append(chunk)
 
         sources, passed = discover(roots, exclude)
+        began = time.perf_counter()
+        git_dates = commit_dates(roots, (s.path for s in sources))
+        timings["git_dates"] = time.perf_counter() - began
         report = IndexReport(
             version="",
             previous_version=prev_manifest.version if prev_manifest else None,
@@ -149,7 +166,8 @@ class IndexBuilder:
             on_batch=lambda n: progress(IndexProgress("embed", pipeline.embedded, pipeline.queued)),
         ).start()
         try:
-            results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, pipeline, report, progress, timings)
+            results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, git_dates, pipeline, report,
+                                          progress, timings)
             if pipeline.queued:
                 progress(IndexProgress("embed", pipeline.embedded, pipeline.queued, "finishing"))
             waited = time.perf_counter()
@@ -168,7 +186,7 @@ class IndexBuilder:
         if (
             previous is not None
             and rebuild_reason is None
-            and not (report.added or report.changed or report.removed)
+            and not (report.added or report.changed or report.removed or report.metadata_updated)
             and prev_manifest.roots == report.roots
             and prev_manifest.exclude == exclude
         ):
@@ -225,6 +243,7 @@ class IndexBuilder:
         prev_manifest: Manifest | None,
         prev_by_file: dict[str, list[Chunk]],
         reuse_chunks: bool,
+        git_dates: dict[Path, str],
         pipeline: EmbedPipeline,
         report: IndexReport,
         progress: Callable[[IndexProgress], None],
@@ -236,7 +255,7 @@ class IndexBuilder:
             progress(IndexProgress("parse", i, len(sources), source.rel))
             began = time.perf_counter()
             try:
-                result = self._process_file(source, prev_manifest, prev_by_file, reuse_chunks)
+                result = self._process_file(source, prev_manifest, prev_by_file, reuse_chunks, git_dates)
             except SkipFile as skip:
                 report.skipped[source.rel] = skip.reason
                 continue
@@ -253,6 +272,8 @@ class IndexBuilder:
                 report.changed.append(source.rel)
             else:
                 report.unchanged += 1
+                if result.metadata_updated:
+                    report.metadata_updated.append(source.rel)
             self._queue_missing_vectors(result.chunks, pipeline)
             began = time.perf_counter()
             result.tokens = self._tokens(result.chunks)
@@ -269,24 +290,43 @@ class IndexBuilder:
         prev_manifest: Manifest | None,
         prev_by_file: dict[str, list[Chunk]],
         reuse_chunks: bool,
+        git_dates: dict[Path, str],
     ) -> _FileResult:
         reason = shadowed_by_mineru_output(source.path)
         if reason:
             raise SkipFile(reason)
         try:
             data = source.path.read_bytes()
+            fallback = _fallback_date(source.path, git_dates)
         except OSError as exc:
             raise SkipFile(f"unreadable: {exc.strerror}") from None
         digest = hashlib.sha256(data).hexdigest()
         prev = prev_manifest.files.get(source.rel) if prev_manifest else None
         if reuse_chunks and prev is not None and prev.hash == digest and source.rel in prev_by_file:
-            return _FileResult(source, digest, prev_by_file[source.rel], prev)
-        doc = self.loader.load(source.path, source.rel, data, version=digest[:12])
+            if prev.metadata_version == METADATA_VERSION:
+                return self._reuse(source, digest, prev, prev_by_file[source.rel], fallback)
+        doc = self.loader.load(source.path, source.rel, data, fallback_date=fallback)
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")
-        record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title)
-        return _FileResult(source, digest, chunks, record)
+        record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
+                            version=doc.version, date=doc.modified, date_source=doc.date_source,
+                            metadata_version=METADATA_VERSION)
+        # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
+        upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
+        return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
+
+    @staticmethod
+    def _reuse(source: SourceFile, digest: str, prev: FileRecord, chunks: list[Chunk], fallback: FileDate) -> _FileResult:
+        """The previous chunks of an unchanged file, re-dated when the date was its commit or file time
+        and that moved (text, ids and embeddings stay: the date is not part of what is embedded)."""
+        if prev.date_source not in VOLATILE_DATE_SOURCES or (prev.date, prev.date_source) == (
+            fallback.date, fallback.source
+        ):
+            return _FileResult(source, digest, chunks, prev)
+        chunks = [replace(c, doc_date=fallback.date) for c in chunks]
+        record = replace(prev, date=fallback.date, date_source=fallback.source)
+        return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
     def _queue_missing_vectors(self, chunks: list[Chunk], pipeline: EmbedPipeline) -> None:
         texts = list(dict.fromkeys(c.indexed_text for c in chunks))
@@ -351,3 +391,8 @@ class IndexBuilder:
             cached.update((k, t) for (k, _), t in zip(todo, fresh))
         return [cached[k] for k in keys]
 
+
+def _fallback_date(path: Path, git_dates: dict[Path, str]) -> FileDate:
+    """A file's last commit date in a git checkout, else its modification time."""
+    committed = git_dates.get(path.resolve())
+    return FileDate(committed, DATE_FROM_GIT) if committed else file_time(path)

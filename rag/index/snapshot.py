@@ -39,11 +39,15 @@ class IndexBusyError(RuntimeError):
 
 @dataclass
 class FileRecord:
-    hash: str
+    hash: str  # sha256 of the content: what change detection compares
     size: int
     chunks: int
     parser: str
     title: str
+    version: str = ""  # the version the document declares
+    date: str = ""  # the document's date…
+    date_source: str = ""  # …and where it came from: "document", "file name", "git" or "file time"
+    metadata_version: int = 0  # how the metadata was read (rag.parsing.loader.METADATA_VERSION)
 
 
 @dataclass
@@ -133,11 +137,26 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _fsync_dir(path: Path) -> None:
+    """Make a directory's entries (files created, renamed or replaced in it) durable."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_tree(path: Path) -> None:
+    """Every file under `path`, then every directory (deepest first), so the whole tree survives a crash."""
+    folders = [path]
     for item in path.rglob("*"):
-        if item.is_file():
+        if item.is_dir():
+            folders.append(item)
+        elif item.is_file():
             with open(item, "rb") as handle:
                 os.fsync(handle.fileno())
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        _fsync_dir(folder)
 
 
 class SnapshotStore:
@@ -179,7 +198,9 @@ class SnapshotStore:
         _fsync_tree(build_dir)
         final = self.snapshots / version
         os.replace(build_dir, final)
+        _fsync_dir(self.snapshots)  # the rename is durable before CURRENT names the snapshot
         _write_atomic(self._pointer, version + "\n")
+        _fsync_dir(self._pointer.parent)  # …and so is CURRENT's replacement
         self._prune(keep)
         return final
 

