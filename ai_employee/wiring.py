@@ -202,22 +202,27 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
     from bot.answering import Answerer
     from bot.app import create_app
     from bot.config import SlackSettings
-    from bot.reindex import Reindexer
+    from bot.dedup import Dedup
+    from bot.reindex import NoDocumentFolders, Reindexer
     from bot.services import BotServices
+    from cache import make_dedup_store
 
     slack = slack or SlackSettings()
     pipeline = make_pipeline(kb)
     configured = [Path(p.strip()) for p in kb.settings.docs_paths.split(",") if p.strip()]
 
     def refresh(progress: Callable[[IndexProgress], None]) -> IndexReport:
-        paths = None if kb.store.current_version() else (configured or None)
-        return kb.refresh(paths, None, progress)
+        if kb.store.current_version():
+            return kb.refresh(None, None, progress)
+        if not configured:
+            raise NoDocumentFolders("no index yet and AIE_DOCS_PATHS is not set")
+        return kb.refresh(configured, None, progress)
 
     services = BotServices(
         answerer=Answerer(pipeline, kb.feedback, slack),
         feedback=kb.feedback,
         reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
-        dedup=pipeline.cache,
+        dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
         settings=slack,
     )
 

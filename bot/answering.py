@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
@@ -15,7 +16,7 @@ from bot.config import SlackSettings
 from bot.streaming import StreamStopped, ThreadReply
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.pipeline import AnswerPipeline
+from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer
 
 _log = logging.getLogger(__name__)
@@ -23,6 +24,8 @@ _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 
 NO_INDEX = "The knowledge base has not been built yet — an admin can build it with `/reindex`."
 FAILED = "Sorry, something went wrong while answering. Please try again in a moment."
+NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sources and buttons are "
+                "missing. Please ask again in a moment.")
 
 
 def clean_question(text: str) -> str:
@@ -72,6 +75,9 @@ class Answerer:
             _log.info("user stopped the answer", extra={"event_id": question.event_id})
             await stream.aclose()
             return None
+        except QuestionTooLong as exc:
+            await self._fail(reply, exc.message, question)
+            return None
         except IndexNotFoundError:
             await self._fail(reply, NO_INDEX, question)
             return None
@@ -85,9 +91,10 @@ class Answerer:
         answer_id = await asyncio.to_thread(self._record, final, question)  # an fsync'd write: off the loop
         try:
             await reply.finish(final.text, answer_blocks(final, answer_id))
-        except SlackApiError as exc:
-            _log.error("could not post the final answer: %s", exc.response.get("error"),
-                       extra={"event_id": question.event_id})
+        except Exception as exc:  # noqa: BLE001 - Slack refused the final message, or its blocks failed to build
+            reason = exc.response.get("error") if isinstance(exc, SlackApiError) else repr(exc)
+            _log.error("could not post the final answer: %s", reason, extra={"event_id": question.event_id})
+            await self._tell(reply.notice(NOT_FINISHED), question)
         return final
 
     def _record(self, answer: Answer, question: Question) -> str:
@@ -98,8 +105,11 @@ class Answerer:
                                            question.channel, question.user, vector)
 
     async def _fail(self, reply: ThreadReply, message: str, question: Question) -> None:
+        await self._tell(reply.fail(message), question)
+
+    async def _tell(self, telling: Awaitable[None], question: Question) -> None:
         try:
-            await reply.fail(message)
+            await telling
         except SlackApiError as exc:
             _log.error("could not tell the user about a failure: %s", exc.response.get("error"),
                        extra={"event_id": question.event_id})

@@ -8,7 +8,6 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.listeners import register
 from bot.logs import event_id_var
@@ -21,18 +20,18 @@ EVENT_TTL = 3600
 
 def create_app(services: BotServices) -> AsyncApp:
     settings = services.settings
-    client = AsyncWebClient(
-        token=settings.slack_bot_token,
-        base_url=settings.api_url,
-        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3), AsyncServerErrorRetryHandler(max_retry_count=2)],
-    )
-    app = AsyncApp(client=client, signing_secret=settings.slack_signing_secret or "", process_before_response=False)
+    # Bolt builds the client from the token: given a client as well, it warns that $SLACK_BOT_TOKEN is unused.
+    app = AsyncApp(token=settings.slack_bot_token, signing_secret=settings.slack_signing_secret or "",
+                   process_before_response=False)
+    app.client.base_url = settings.api_url  # every request's client copies these from the app's
+    app.client.retry_handlers.extend([AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+                                      AsyncServerErrorRetryHandler(max_retry_count=2)])
 
     @app.middleware
     async def deduplicate_events(req: AsyncBoltRequest, resp: BoltResponse, next):  # noqa: A002 - Bolt's name
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         event_id_var.set(event_id or "")
-        if event_id and not services.dedup.add(cache_key("event", event_id), b"1", EVENT_TTL):
+        if event_id and not await services.dedup.first(cache_key("event", event_id), EVENT_TTL):
             retry = (req.headers.get("x-slack-retry-num") or ["0"])[0]
             _log.info("duplicate delivery of %s ignored (retry %s)", event_id, retry)
             return BoltResponse(status=200, body="")

@@ -7,13 +7,32 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from rag.index.builder import IndexProgress, IndexReport
+from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
+from rag.index.snapshot import IndexBusyError
 
 _log = logging.getLogger(__name__)
 
 
 class ReindexBusy(RuntimeError):
     pass
+
+
+class NoDocumentFolders(RuntimeError):
+    """There is no index to refresh and no folder configured to build one from."""
+
+
+def failure_text(exc: BaseException) -> str:
+    """What the admin is told when a reindex fails: a short reason; the details go to the log."""
+    if isinstance(exc, EmptyIndexError):
+        reason = "no documents that could be indexed were found under the configured folders"
+    elif isinstance(exc, NoDocumentFolders):
+        reason = ("no document folders are configured (set AIE_DOCS_PATHS, or run `ai-employee index PATH` "
+                  "once)")
+    elif isinstance(exc, (IndexBusyError, ReindexBusy)):
+        reason = "another reindex is running; try again when it has finished"
+    else:
+        reason = "something unexpected went wrong (the details are in the bot's log)"
+    return f":x: Reindex failed — the previous index is still serving. Reason: {reason}."
 
 
 def progress_text(event: IndexProgress | None, started: float) -> str:

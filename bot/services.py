@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from bot.answering import Answerer
 from bot.config import SlackSettings
+from bot.dedup import Dedup
 from bot.reindex import Reindexer
-from cache import Cache
 from rag.feedback import FeedbackStore
 
 
@@ -16,5 +16,5 @@ class BotServices:
     answerer: Answerer
     feedback: FeedbackStore
     reindexer: Reindexer
-    dedup: Cache  # SET NX store for events and questions (Redis when configured)
+    dedup: Dedup  # events, questions and bot threads seen (Redis when configured)
     settings: SlackSettings

@@ -5,6 +5,10 @@ slack_sdk's `chat_stream`), flushed on the first text, then every `buffer_chars`
 Fallback, when streaming is unavailable or breaks: a placeholder message edited with chat.update at
 most once per `fallback_seconds`. Either way the final blocks (text, footnotes, buttons) replace the
 streamed text, split over several messages if Slack's limits require it.
+
+Only `stopped_by_user` means the user pressed stop. Any other streaming error — among them the stream
+expiring on Slack's side (`message_not_in_streaming_state`) — continues in a placeholder message, and
+the answer is finished as usual.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import paginate, plain_summary
+from bot.blocks import escape, paginate, plain_summary
 
 _log = logging.getLogger(__name__)
 
 UPDATE_TEXT_LIMIT = 3900  # chat.update accepts 4,000 characters of text
 STREAM_APPEND_LIMIT = 12_000
-_STOPPED_BY_USER = {"message_not_in_streaming_state", "stopped_by_user"}
+STOPPED_BY_USER = "stopped_by_user"
 
 
 class StreamStopped(Exception):
@@ -59,6 +63,7 @@ class ThreadReply:
         self._shown = ""  # text already visible in the current message
         self._new_message = True  # the next fallback update starts a message of its own
         self._last_flush = 0.0
+        self._line_start = True  # the text sent so far ends a line
 
     async def append(self, text: str) -> None:
         if not text:
@@ -73,7 +78,7 @@ class ThreadReply:
     async def _flush(self) -> None:
         if not self._pending:
             return
-        text, self._pending = self._pending, ""
+        text, self._pending = self._escaped(self._pending), ""
         self._last_flush = time.monotonic()
         if self.mode == "stream":
             try:
@@ -81,13 +86,21 @@ class ThreadReply:
                 return
             except SlackApiError as exc:
                 error = exc.response.get("error", "")
-                if error in _STOPPED_BY_USER:
+                if error == STOPPED_BY_USER:
                     raise StreamStopped(error) from None
                 _log.warning("Slack streaming failed (%s); falling back to message updates", error)
                 await self._end_stream()
                 self.mode = "update"
                 self._new_message = True  # what was streamed stays; the rest goes into a new message
         await self._update_append(text)
+
+    def _escaped(self, text: str) -> str:
+        """Escaped like the final message; a `>` continuing a line is not a quote marker."""
+        escaped = escape(text)
+        if escaped.startswith(">") and not self._line_start:
+            escaped = "&gt;" + escaped[1:]
+        self._line_start = text.endswith("\n")
+        return escaped
 
     async def _stream_append(self, text: str) -> None:
         if self._stream is not None and len(self._shown) + len(text) > STREAM_APPEND_LIMIT:
@@ -103,11 +116,14 @@ class ThreadReply:
             self.message_ts.append(self._stream.ts)
         self._shown += text
 
-    async def _end_stream(self) -> None:
+    async def _end_stream(self, rest: str = "") -> None:
+        """Stop the stream, with `rest` (escaped) as its last text if it still fits."""
         stream, self._stream = self._stream, None
         if stream is not None and stream.ts:
+            if len(self._shown) + len(rest) > STREAM_APPEND_LIMIT:
+                rest = ""  # the final message shows it anyway
             try:
-                await stream.stop()
+                await stream.stop(markdown_text=rest or None)
             except SlackApiError as exc:
                 _log.info("stopping the stream failed: %s", exc.response.get("error"))
 
@@ -124,8 +140,9 @@ class ThreadReply:
 
     async def finish(self, text: str, blocks: list[dict]) -> list[str]:
         """Replace what was streamed with the final blocks; returns the message timestamps used."""
-        self._pending = ""
-        await self._end_stream()
+        rest, self._pending = self._pending, ""
+        # The whole draft stays readable should the final update fail.
+        await self._end_stream(self._escaped(rest) if rest else "")
         pages = paginate(blocks)
         summary = plain_summary(text)
         used: list[str] = []
@@ -141,6 +158,10 @@ class ThreadReply:
             await self.client.chat_delete(channel=self.channel, ts=extra)
         self.message_ts = used
         return used
+
+    async def notice(self, message: str) -> None:
+        """A short message of its own in the thread, after whatever this reply already shows."""
+        await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, text=message)
 
     async def fail(self, message: str) -> None:
         """End with a short, human error message (never a stack trace)."""

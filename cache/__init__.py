@@ -6,9 +6,10 @@ import logging
 
 from cache.base import Cache, CacheStats, cache_key
 from cache.memory import MemoryCache
-from cache.redis_cache import RedisCache
+from cache.redis_cache import RedisCache, redact_url
 
-__all__ = ["Cache", "CacheStats", "MemoryCache", "RedisCache", "cache_key", "make_cache"]
+__all__ = ["Cache", "CacheStats", "MemoryCache", "RedisCache", "cache_key", "make_cache", "make_dedup_store",
+           "redact_url"]
 
 _log = logging.getLogger(__name__)
 
@@ -20,5 +21,12 @@ def make_cache(redis_url: str | None) -> Cache:
         return MemoryCache()
     cache = RedisCache(redis_url)
     if not cache.ping():
-        _log.warning("Redis at %s is not answering; answers continue uncached until it is back", redis_url)
+        _log.warning("Redis at %s is not answering; answers continue uncached until it is back",
+                     redact_url(redis_url))
     return cache
+
+
+def make_dedup_store(redis_url: str | None, max_entries: int = 200_000) -> Cache:
+    """A store for de-duplication marks only, so that no other cache's evictions can drop them:
+    Redis when a URL is given (shared by every instance), else in-process."""
+    return RedisCache(redis_url) if redis_url else MemoryCache(max_entries=max_entries)

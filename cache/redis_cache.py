@@ -7,8 +7,10 @@ working within this process.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
@@ -46,14 +48,14 @@ class RedisCache:
             if not self._warned:
                 self._warned = True
                 _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
-                             _redacted(self.url), exc, self._retry_after)
+                             redact_url(self.url), exc, self._retry_after)
 
     def _recovered(self) -> None:
         if self._warned:
             with self._lock:
                 if self._warned:
                     self._warned = False
-                    _log.warning("Redis at %s is back", _redacted(self.url))
+                    _log.warning("Redis at %s is back", redact_url(self.url))
 
     def get(self, namespace: str, key: str) -> bytes | None:
         value = None
@@ -92,9 +94,11 @@ class RedisCache:
             return False
 
 
-def _redacted(url: str) -> str:
-    """The URL without its password, for logs."""
-    if "@" not in url:
+def redact_url(url: str) -> str:
+    """The URL without its credentials (user info, `password=` in the query), for logs."""
+    parts = urlsplit(url)
+    netloc = "***@" + parts.netloc.rsplit("@", 1)[1] if "@" in parts.netloc else parts.netloc
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    if (netloc, query) == (parts.netloc, parts.query):
         return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return urlunsplit(parts._replace(netloc=netloc, query=query))

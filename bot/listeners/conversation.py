@@ -6,24 +6,25 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.answering import Question, clean_question
-from cache import Cache, cache_key
+from bot.dedup import Dedup
+from cache import cache_key
 
 QUESTION_TTL = 24 * 3600
 BOT_THREAD_TTL = 30 * 24 * 3600
 
 
-async def first_time(dedup: Cache, channel: str, ts: str) -> bool:
+async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
     """Slack sends `app_mention` and `message` for one mention: only the first handler answers."""
-    return dedup.add(cache_key("question", channel, ts), b"1", QUESTION_TTL)
+    return await dedup.first(cache_key("question", channel, ts), QUESTION_TTL)
 
 
-def mark_bot_thread(dedup: Cache, channel: str, thread_ts: str) -> None:
-    dedup.set("bot-thread", cache_key("bot-thread", channel, thread_ts), b"1", BOT_THREAD_TTL)
+async def mark_bot_thread(dedup: Dedup, channel: str, thread_ts: str) -> None:
+    await dedup.mark("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD_TTL)
 
 
-async def bot_in_thread(client: AsyncWebClient, dedup: Cache, channel: str, thread_ts: str, bot_user_id: str | None,
-                        bot_id: str | None) -> bool:
-    if dedup.get("bot-thread", cache_key("bot-thread", channel, thread_ts)) is not None:
+async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thread_ts: str,
+                        bot_user_id: str | None, bot_id: str | None) -> bool:
+    if await dedup.marked("bot-thread", cache_key("bot-thread", channel, thread_ts)):
         return True
     try:  # threads answered before a restart, or by another instance
         replies = await client.conversations_replies(channel=channel, ts=thread_ts, limit=50)

@@ -36,7 +36,7 @@ def register(app: AsyncApp, services: BotServices) -> None:
             history = await thread_history(client, event["channel"], event["thread_ts"], event["ts"],
                                            context.get("bot_user_id"), context.get("bot_id"))
         question = question_from(event, text, history, body.get("event_id", ""))
-        mark_bot_thread(services.dedup, question.channel, question.thread_ts)
+        await mark_bot_thread(services.dedup, question.channel, question.thread_ts)
         await services.answerer.answer(client, question)
 
     @app.event("app_mention")

@@ -62,9 +62,10 @@ class RunningBot:
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return self.post(body, "application/x-www-form-urlencoded")
 
-    def command(self, command: str, user: str, channel: str = "C0GENERAL", text: str = "") -> httpx.Response:
+    def command(self, command: str, user: str, channel: str = "C0GENERAL", text: str = "",
+                response_url: str = "https://hooks.slack.invalid/x") -> httpx.Response:
         form = {"command": command, "text": text, "user_id": user, "user_name": user.lower(), "channel_id": channel,
-                "team_id": TEAM, "trigger_id": "1337.42.abc", "response_url": "https://hooks.slack.invalid/x",
+                "team_id": TEAM, "trigger_id": "1337.42.abc", "response_url": response_url,
                 "token": "legacy", "api_app_id": "A0FAKEAPP"}
         return self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
 

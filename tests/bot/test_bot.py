@@ -50,6 +50,18 @@ def mention(slack: SlackApiServer, text: str, user: str = "U0PLAIN01", thread_ts
     return event
 
 
+def block_texts(blocks: list) -> str:
+    """Every text of the sections and markdown blocks of a message, as sent."""
+    return " ".join(b["text"] if b["type"] == "markdown" else b["text"]["text"] for b in blocks
+                    if b["type"] in ("markdown", "section"))
+
+
+def answer_text(blocks: list) -> str:
+    """The answer as the user reads it: its markdown blocks, with Slack's three escapes undone."""
+    text = "".join(b["text"] for b in blocks if b["type"] == "markdown")
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def final_answers(slack: SlackApiServer) -> list:
     """chat.update calls that put the finished answer (blocks with feedback buttons) in place."""
     return [c for c in slack.calls_to("chat.update")
@@ -67,7 +79,7 @@ def test_a_mention_streams_into_the_thread_and_ends_with_footnotes_and_feedback(
     assert start.args["thread_ts"] == event["ts"] and start.args["recipient_user_id"] == "U0PLAIN01"
     assert slack.calls_to("chat.appendStream") and slack.calls_to("chat.stopStream")
     blocks = final.args["blocks"]
-    text = " ".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    text = block_texts(blocks)
     assert "一百元" in text and "[1]" in text
     footnotes = [b for b in blocks if b["type"] == "section" and b.get("accessory", {}).get("action_id") == "show_source"]
     assert footnotes and "第四章 伙食补助" in " ".join(f["text"]["text"] for f in footnotes)
@@ -147,14 +159,58 @@ def test_show_source_opens_the_passage_and_wrong_source_is_recorded(bot, slack):
     assert vote.target == f"citation:{marker}" and vote.value == -1 and vote.chunk_id
 
 
+def responses(slack: SlackApiServer, key: str) -> list[str]:
+    """What the bot told the user through a slash command's response URL."""
+    return [c.args["text"] for c in slack.calls_to("response_url") if c.response_key == key and c.ok]
+
+
 def test_reindex_is_for_admins_only(bot, slack):
-    refused = bot.command("/reindex", "U0PLAIN01")
-    assert refused.status_code == 200 and "only knowledge-base admins" in refused.text
-    accepted = bot.command("/reindex", "U0OWNER01")  # a workspace owner, found through users.info
-    assert accepted.status_code == 200 and "Reindexing" in accepted.text
+    refused = bot.command("/reindex", "U0PLAIN01", response_url=slack.response_url("plain"))
+    assert refused.status_code == 200 and "Checking" in refused.text
+    assert "only knowledge-base admins" in wait_for(lambda: responses(slack, "plain"))[0]
+    # a workspace owner, found through users.info
+    accepted = bot.command("/reindex", "U0OWNER01", response_url=slack.response_url("owner"))
+    assert accepted.status_code == 200 and "Reindexing" in wait_for(lambda: responses(slack, "owner"))[0]
     done = wait_for(lambda: [c for c in slack.calls_to("chat.update") + slack.calls_to("chat.postMessage")
                              if ":white_check_mark:" in c.args.get("text", "")])
     assert "up to date" in done[0].args["text"] or "Reindex finished" in done[0].args["text"]
+
+
+def test_reindex_answers_within_slacks_3_seconds_even_when_users_info_is_slow(bot, slack):
+    slack.slow("users.info", 4)  # e.g. rate limited
+    began = time.perf_counter()
+    acked = bot.command("/reindex", "U0PLAIN01", response_url=slack.response_url("slow"))
+    assert acked.status_code == 200 and time.perf_counter() - began < 1.5 and "Checking" in acked.text
+    refusal = wait_for(lambda: responses(slack, "slow"), timeout=15)
+    assert refusal == ["Sorry, only knowledge-base admins can run `/reindex`. "
+                       "Ask one of them if documents look out of date."]
+    assert not slack.calls_to("chat.postMessage"), "no reindex was started"
+
+
+def test_a_question_over_the_length_limit_is_told_so_in_its_language(bot, slack):
+    english = "How long must a password be, and where should I keep it? " * 44  # ~2,500 characters
+    chinese = "出差吃饭能报多少，住宿标准又是多少？" * 140
+    for question, expected in ((english, "That question is too long (2507 characters; the limit is 2000)"),
+                               (chinese, "问题太长了（2520 个字符，上限 2000）")):
+        event = mention(slack, question.strip())
+        assert bot.event(event).status_code == 200
+        reply = wait_for(lambda: [c for c in slack.calls_to("chat.postMessage")
+                                  if c.args.get("thread_ts") == event["ts"]])
+        assert reply[0].args["text"].startswith(expected), reply[0].args["text"]
+    assert not slack.calls_to("chat.startStream"), "nothing was searched or streamed"
+
+
+def test_a_full_answer_cache_does_not_make_the_bot_answer_a_retry_twice(bot, slack):
+    event = mention(slack, "How long must a password be?")
+    bot.event(event, event_id="EvBUSYCACHE1")
+    wait_for(lambda: final_answers(slack))
+    cache = bot.services.answerer.pipeline.cache
+    for n in range(25_000):  # more than the in-process answer cache holds (20,000)
+        cache.set("candidates", f"filler-{n}", b"x", 3600)
+    retry = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    assert bot.event(event, event_id="EvBUSYCACHE1", headers=retry).status_code == 200
+    time.sleep(2)
+    assert len(slack.calls_to("chat.startStream")) == 1 and len(final_answers(slack)) == 1
 
 
 def test_fifty_concurrent_mentions_are_acked_fast_and_answered_once(bot, slack):

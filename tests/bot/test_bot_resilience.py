@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.bot.harness import BOT_USER, TEAM, start_bot, wait_for
-from tests.bot.test_bot import CHANNEL, final_answers, handbook_index, mention  # noqa: F401 - fixture reuse
+from tests.bot.test_bot import CHANNEL, answer_text, final_answers, handbook_index, mention  # noqa: F401 - fixture reuse
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.slack_api import SlackApiServer
@@ -88,10 +88,10 @@ def test_long_answers_are_split_never_truncated(handbook_index, slack, tmp_path)
             assert len(slack.calls_to("chat.startStream")) >= 2, "a streamed message holds at most 12,000 characters"
             pages = [c.args["blocks"] for c in slack.calls_to("chat.update") + slack.calls_to("chat.postMessage")
                      if c.args.get("blocks")]
-            sections = [b["text"]["text"] for page in pages for b in page if b["type"] == "section"
-                        and not b.get("accessory")]
+            sections = [b["text"]["text"] for page in pages for b in page if b["type"] == "section"]
             assert all(len(s) <= 3000 for s in sections) and all(len(page) <= 50 for page in pages)
-            shown = "".join(sections).replace("\n", "")
+            assert all(sum(len(b["text"]) for b in page if b["type"] == "markdown") <= 12_000 for page in pages)
+            shown = "".join(answer_text(page) for page in pages).replace("\n", "")
             assert shown.count("14 characters") == reply.count("14 characters"), "nothing lost"
         finally:
             bot.stop()
@@ -225,7 +225,7 @@ def test_streaming_breaking_mid_answer_continues_in_a_placeholder_and_ends_compl
             assert final.args["ts"] == stream_ts, "the first message gets the finished answer"
             deleted = wait_for(lambda: slack.calls_to("chat.delete"), timeout=10)
             assert [c.args["ts"] for c in deleted] == [placeholder.response["ts"]]
-            text = " ".join(b["text"]["text"] for b in final.args["blocks"] if b["type"] == "section" and not b.get("accessory"))
+            text = answer_text(final.args["blocks"])
             assert text.count("14 characters") == 3
         finally:
             bot.stop()

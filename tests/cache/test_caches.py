@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cache import MemoryCache, RedisCache, cache_key, make_cache
+from cache import MemoryCache, RedisCache, cache_key, make_cache, make_dedup_store
 from tests.processes import free_port, wait_until_up
 
 
@@ -107,3 +107,13 @@ def test_make_cache_picks_the_backend(redis_process):
     assert make_cache(redis_process.url).backend == "redis"
     unreachable = make_cache(f"redis://127.0.0.1:{free_port()}/0")
     assert unreachable.backend == "redis" and unreachable.get("x", "y") is None
+
+
+def test_redis_credentials_never_reach_the_log(caplog):
+    url = f"redis://:s3cret@127.0.0.1:{free_port()}/0?password=s3cret"
+    with caplog.at_level(logging.DEBUG):
+        cache = make_cache(url)
+        cache.get("rewrite", "k")
+        make_dedup_store(url).add("event", b"1", ttl=60)
+    assert "s3cret" not in caplog.text
+    assert "redis://***@127.0.0.1" in caplog.text and "password=***" in caplog.text

@@ -36,9 +36,10 @@ override with ``reference_dir=`` or ``$SLACK_API_REF``): ``methods/<group>/<meth
   string argument → ``invalid_array_arg``. An array documented with "Maximum of N" is limited to N items.
 * Block Kit (``blocks``, blocks chunks, ``view.blocks``): a list of objects with a ``type``; at most 50 blocks
   per message (100 in a view) → ``msg_blocks_too_many`` where documented, else ``invalid_blocks``; section
-  text ≤ 3000 (not empty), section fields ≤ 10 × 2000, header plain_text ≤ 150, markdown block ≤ 12,000,
-  context ≤ 10 elements, actions ≤ 25 elements, block_id ≤ 255. Messages mimic Slack's
-  ``[ERROR] … [json-pointer:/blocks/0/text/text]``.
+  text ≤ 3000 (not empty), section fields ≤ 10 × 2000, header plain_text ≤ 150, markdown blocks ≤ 12,000
+  characters together (Slack's "cumulative limit for all markdown blocks in a single payload"; over it →
+  ``msg_blocks_too_long`` where documented, else ``invalid_blocks``), context ≤ 10 elements, actions ≤ 25
+  elements, block_id ≤ 255. Messages mimic Slack's ``[ERROR] … [json-pointer:/blocks/0/text/text]``.
 * streaming chunks: a list of ``markdown_text`` (text), ``plan_update`` (title), ``task_update``
   (id, title, status) or ``blocks`` (blocks) objects → else ``invalid_chunks``.
 * text lengths → ``msg_too_long``: limits read from the reference ("Limit this field to 12,000 characters"
@@ -47,6 +48,11 @@ override with ``reference_dir=`` or ``$SLACK_API_REF``): ``methods/<group>/<meth
   caps a streamed message's total text.
 * chat.startStream into a channel (C…/G…) needs ``recipient_user_id``/``recipient_team_id``
   (→ ``missing_recipient_user_id`` / ``missing_recipient_team_id``).
+
+Response URLs (``slack.response_url()``, handed to the app in a slash command or interaction payload) take
+a JSON message with ``text`` or ``blocks`` (same Block Kit checks; else HTTP 400 ``no_text`` /
+``invalid_blocks``), at most 5 times (then HTTP 404 ``used_url``), and answer ``ok``. They are recorded as
+calls of the pseudo-method ``response_url``.
 
 Such failures are *rejections* (``slack.rejected_calls``, ``slack.assert_no_rejections()``). State errors
 (``message_not_found``, ``message_not_in_streaming_state``, ``streaming_state_conflict``, …) are ordinary
@@ -430,9 +436,19 @@ def _raise_block_problems(spec: MethodSpec, blocks: list[Any], pointer: str) -> 
     problems = block_problems(blocks, pointer, MAX_MESSAGE_BLOCKS)
     if not problems:
         return
-    too_many = len(blocks) > MAX_MESSAGE_BLOCKS
-    code = spec.pick("msg_blocks_too_many", "invalid_blocks") if too_many else spec.pick("invalid_blocks")
+    if len(blocks) > MAX_MESSAGE_BLOCKS:
+        code = spec.pick("msg_blocks_too_many", "invalid_blocks")
+    elif markdown_length(blocks) > MARKDOWN_BLOCK_LIMIT:
+        code = spec.pick("msg_blocks_too_long", "invalid_blocks")
+    else:
+        code = spec.pick("invalid_blocks")
     raise _reject(code, *problems)
+
+
+def markdown_length(blocks: list[Any]) -> int:
+    """Characters in all markdown blocks of a message together (Slack limits the sum)."""
+    return sum(len(b["text"]) for b in blocks
+               if isinstance(b, dict) and b.get("type") == "markdown" and isinstance(b.get("text"), str))
 
 
 def block_problems(blocks: list[Any], pointer: str = "/blocks",
@@ -447,6 +463,9 @@ def block_problems(blocks: list[Any], pointer: str = "/blocks",
             problems.append(f"[ERROR] missing required field: type [json-pointer:{where}]")
             continue
         problems.extend(_one_block_problems(block, where))
+    if markdown_length(blocks) > MARKDOWN_BLOCK_LIMIT:
+        problems.append(f"[ERROR] markdown blocks may hold {MARKDOWN_BLOCK_LIMIT} characters together, "
+                        f"got {markdown_length(blocks)} [json-pointer:{pointer}]")
     return problems
 
 
@@ -579,6 +598,7 @@ class RecordedCall:
     token: str | None = None
     rejected: bool = False  # broke the protocol, auth or the method reference
     injected: bool = False  # answered by fail_next
+    response_key: str | None = None  # the response URL's key, for ``response_url`` calls
 
     @property
     def ok(self) -> bool:
@@ -766,6 +786,7 @@ class SlackApiServer:
     async def _open_site(self) -> web.AppRunner:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_post("/hooks/{key}", self._handle_response_url)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -831,6 +852,16 @@ class SlackApiServer:
         with self._lock:
             message = self._channels[channel][ts]
             message.state, message.stopped_by_user = "stopped", True
+
+    def expire_stream(self, channel: str, ts: str) -> None:
+        """Simulate Slack ending a stream on its side (e.g. it timed out): later appends and stops get
+        ``message_not_in_streaming_state``; the message can be updated like any other."""
+        with self._lock:
+            self._channels[channel][ts].state = "stopped"
+
+    def response_url(self, key: str = "command") -> str:
+        """A response URL to put into a slash command or interaction payload."""
+        return f"http://127.0.0.1:{self.port}/hooks/{key}"
 
     def clear_calls(self) -> None:
         with self._lock:
@@ -904,6 +935,21 @@ class SlackApiServer:
             await asyncio.sleep(delay)
         status, body, headers = self._process(parsed)
         return web.json_response(body, status=status, headers=headers)
+
+    async def _handle_response_url(self, request: web.Request) -> web.Response:
+        received, key = time.time(), request.match_info["key"]
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        with self._lock:
+            used = sum(1 for c in self._calls if c.response_key == key and c.ok)
+            status, error = _response_url_problem(body, used)
+            self._calls.append(RecordedCall(
+                method="response_url", args=body if isinstance(body, dict) else {}, time=received,
+                status=status, response={"ok": True} if status == 200 else {"ok": False, "error": error},
+                rejected=status == 400, response_key=key))
+        return web.Response(status=status, text=error or "ok")
 
     def _process(self, request: _Request) -> tuple[int, dict[str, Any], dict[str, str]]:
         with self._lock:
@@ -1156,6 +1202,23 @@ def _bearer(request: web.Request) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
+
+
+RESPONSE_URL_USES = 5
+
+
+def _response_url_problem(body: Any, used: int) -> tuple[int, str | None]:
+    """HTTP status and error text for a message posted to a response URL."""
+    if used >= RESPONSE_URL_USES:
+        return 404, "used_url"
+    if not isinstance(body, dict):
+        return 400, "invalid_payload"
+    if not body.get("text") and not body.get("blocks"):
+        return 400, "no_text"
+    blocks = body.get("blocks") or []
+    if not isinstance(blocks, list) or block_problems(blocks):
+        return 400, "invalid_blocks"
+    return 200, None
 
 
 def _default_error(status: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -170,6 +171,20 @@ def test_block_kit_limits(slack: SlackApiServer, client: WebClient):
     assert stop.response["error"] == "msg_blocks_too_many"  # the streaming methods document their own code
 
 
+def test_markdown_blocks_share_one_12000_character_allowance(slack: SlackApiServer, client: WebClient):
+    def markdown(n: int) -> dict:
+        return {"type": "markdown", "text": "m" * n}
+
+    assert client.chat_postMessage(channel=DM, text="x", blocks=[markdown(6_000), markdown(6_000)])["ok"]
+    over = api_error(lambda: client.chat_postMessage(channel=DM, text="x",
+                                                     blocks=[markdown(6_000), markdown(6_001)]))
+    assert over.response["error"] == "msg_blocks_too_long"  # chat.postMessage documents it
+    assert "12000 characters together" in over.response["response_metadata"]["messages"][0]
+    ts = client.chat_postMessage(channel=DM, text="x")["ts"]
+    update = api_error(lambda: client.chat_update(channel=DM, ts=ts, text="x", blocks=[markdown(12_001)]))
+    assert update.response["error"] == "invalid_blocks"  # chat.update does not document msg_blocks_too_long
+
+
 def test_text_length_limits(client: WebClient):
     assert client.chat_postMessage(channel=DM, text="x" * 40_000)["ok"]
     assert api_error(lambda: client.chat_postMessage(channel=DM, text="x" * 40_001)).response["error"] == (
@@ -210,6 +225,39 @@ def test_stream_stopped_by_user_and_missing_stream(slack: SlackApiServer, client
         "error"] == "stopped_by_user"
     assert api_error(lambda: client.chat_appendStream(channel=DM, ts="9.9", markdown_text="x")).response[
         "error"] == "message_not_found"
+
+
+def test_a_stream_expired_on_slacks_side_refuses_appends_but_can_be_updated(slack: SlackApiServer,
+                                                                           client: WebClient):
+    ts = client.chat_startStream(channel=DM, thread_ts="1.2", markdown_text="draft")["ts"]
+    slack.expire_stream(DM, ts)
+    assert api_error(lambda: client.chat_appendStream(channel=DM, ts=ts, markdown_text="x")).response[
+        "error"] == "message_not_in_streaming_state"
+    assert api_error(lambda: client.chat_stopStream(channel=DM, ts=ts)).response[
+        "error"] == "message_not_in_streaming_state"
+    assert client.chat_update(channel=DM, ts=ts, text="final")["ok"] and slack.final_text(DM, ts) == "final"
+    slack.assert_no_rejections()
+
+
+def test_response_urls_take_messages_five_times(slack: SlackApiServer):
+    url = slack.response_url("cmd1")
+
+    def post(body: object) -> tuple[int, str]:
+        request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    assert post({"text": "Checking…", "response_type": "ephemeral"}) == (200, "ok")
+    assert post({"response_type": "ephemeral"}) == (400, "no_text")
+    assert post({"text": "x", "blocks": [section("y" * 3001)]}) == (400, "invalid_blocks")
+    assert [post({"text": f"n{n}"})[0] for n in range(5)] == [200, 200, 200, 200, 404]
+    answered = [c.args["text"] for c in slack.calls_to("response_url") if c.ok]
+    assert answered == ["Checking…", "n0", "n1", "n2", "n3"]
+    assert len(slack.rejected_calls) == 2
 
 
 def test_start_stream_in_a_channel_needs_the_recipient(client: WebClient):

@@ -1,0 +1,41 @@
+"""De-duplication marks (Slack retries, the twin events of one mention, threads the bot answered).
+
+They live in a store of their own (see `cache.make_dedup_store`), and its calls — blocking network
+round trips with Redis — run on a few threads of their own, never on the event loop, and never queued
+behind the answering work that fills the default thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from cache import Cache
+
+T = TypeVar("T")
+MARK = b"1"
+
+
+class Dedup:
+    def __init__(self, store: Cache, workers: int = 4) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dedup")
+
+    @property
+    def backend(self) -> str:
+        return self.store.backend
+
+    async def first(self, key: str, ttl: int) -> bool:
+        """True for the first caller that marks `key` (Redis SET NX), False for every later one."""
+        return await self._run(self.store.add, key, MARK, ttl)
+
+    async def mark(self, namespace: str, key: str, ttl: int) -> None:
+        await self._run(self.store.set, namespace, key, MARK, ttl)
+
+    async def marked(self, namespace: str, key: str) -> bool:
+        return await self._run(self.store.get, namespace, key) is not None
+
+    async def _run(self, call: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call, *args)
