@@ -61,13 +61,9 @@ def gather_evidence(
     weights = idf(sorted(terms))
     total = sum(weights.values()) or 1.0
     language = detect_language(question)
-    units = [u for n, chunk in enumerate(sources) for u in quotable_units(chunk, n)]
-    # Re-index continuations: quotable_units numbers them within one passage.
-    offsets, position = {}, 0
+    units: list[Unit] = []
     for n, chunk in enumerate(sources):
-        offsets[n] = position
-        position += sum(1 for u in units if u.source == n)
-    units = [_shift(u, offsets[u.source]) for u in units]
+        units.extend(quotable_units(chunk, n, len(units)))
 
     seen: set[str] = set()
     lexical: list[ScoredUnit] = []
@@ -112,9 +108,3 @@ def _signals(question: str, units: list[ScoredUnit], sources: list[Chunk], weigh
         "sentence_coverage": round(max((s.coverage for s in units), default=0.0), 4),
         "missing_names": round(sum(1 for t in names if t not in best_passage) / len(names), 4) if names else 0.0,
     }
-
-
-def _shift(unit: Unit, offset: int) -> Unit:
-    if unit.following is None or offset == 0:
-        return unit
-    return Unit(unit.source, unit.start, unit.end, unit.text, unit.kind, unit.following + offset)

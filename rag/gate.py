@@ -98,6 +98,10 @@ class EvidenceGate:
     def __init__(self, config: GateConfig | None = None) -> None:
         self.config = config or GateConfig()
 
+    def wants_evidence(self, reranked: bool) -> bool:
+        """Whether sentence-level evidence would change the decision (no reranker score to read)."""
+        return not reranked and self.config.use_evidence
+
     def decide(
         self,
         question: str,

@@ -41,7 +41,8 @@ class Unit:
         return self.text.rsplit("\n", 1)[-1] if self.kind == "row" else self.text
 
 
-def quotable_units(chunk: Chunk, source: int) -> list[Unit]:
+def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit]:
+    """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
     units: list[Unit] = []
     header = _header_lines(chunk.lead)
     for block in _BLOCK.finditer(chunk.text):
@@ -51,7 +52,7 @@ def quotable_units(chunk: Chunk, source: int) -> list[Unit]:
             units.extend(_table_units(lines, header, source))
         else:
             for start, end in _items(lines):
-                units.extend(_paragraph_units(chunk.text, start, end, source, len(units)))
+                units.extend(_paragraph_units(chunk.text, start, end, source, first_index + len(units)))
         header = []
     return units
 

@@ -93,3 +93,13 @@ def test_at_most_three_units_are_quoted_and_each_cites_its_passage(handbook):
             cited = answer.citations[check["markers"][0] - 1].chunk
             first_line = excerpt.splitlines()[-1 if excerpt.startswith("|") else 0]
             assert re.sub(r"\s*\[\d+\]$", "", first_line)[:30] in " ".join(cited.text.split()), (question, excerpt)
+
+
+def test_a_refusal_suggests_documents_only_when_they_are_related(handbook):
+    strict = {"gate_threshold": 0.95}  # refuse everything, to see what each refusal suggests
+    related = ask(handbook, "Are motorbikes reimbursed per kilometre?", **strict)
+    assert related.refused and "You might look at:" in related.text
+    assert [s.file for s in related.sources] == ["travel-expenses.md"]
+    assert "Travel and Expense Policy › Transport › Private car (travel-expenses.md)" in related.text
+    unrelated = ask(handbook, "What is the capital of France?", **strict)
+    assert unrelated.refused and unrelated.sources == [] and "might look" not in unrelated.text
