@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from ai_employee.feedback_cli import feedback_app
+from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
 from ai_employee.progress import counter, index_progress, stderr
 
 if TYPE_CHECKING:
@@ -30,37 +31,11 @@ if TYPE_CHECKING:
 MODES = ("hybrid", "dense", "bm25")  # rag.retrieval.MODES, checked before anything heavy is loaded
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
-stdout = Console()
 
 
 def _setup_logging() -> None:
     level = os.environ.get("AIE_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-
-
-def _fail(message: str) -> None:
-    stderr.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(1)
-
-
-def _knowledge_base() -> KnowledgeBase:
-    from ai_employee.wiring import KnowledgeBase
-
-    return KnowledgeBase.default()
-
-
-def _require_index(kb: KnowledgeBase) -> None:
-    """Fail before anything is created (data dir, caches, feedback database) when there is no index."""
-    from rag.index.snapshot import IndexNotFoundError
-
-    try:
-        kb.store.current_path()
-    except IndexNotFoundError as exc:
-        _fail(str(exc))
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def _print_report(report: IndexReport) -> None:
@@ -113,27 +88,27 @@ def index(
     """
     from rag.index.discovery import read_exclude_file
 
-    kb = _knowledge_base()
+    kb = knowledge_base()
     if not paths and kb.store.current_version() is None:
         if not kb.docs_paths:
             message = (f"Nothing to index yet: there is no index in {kb.index_dir} and no folder to index. "
                        "Run `ai-employee index PATH`, or set AIE_DOCS_PATHS to the documents' folders.")
             if not allow_empty:
-                _fail(message)
+                fail(message)
             stderr.print(message)
             return
         paths = kb.docs_paths
         stderr.print(f"No index yet: indexing AIE_DOCS_PATHS ({', '.join(map(str, paths))})")
     for path in paths or []:
         if not path.exists():
-            _fail(f"no such file or folder: {path}")
+            fail(f"no such file or folder: {path}")
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else None
         report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
     else:
         _print_report(report)
 
@@ -148,15 +123,15 @@ def search(
 ) -> None:
     """Find the passages that best match a question."""
     if mode not in MODES:
-        _fail(f"--mode must be one of {', '.join(MODES)}")
-    kb = _knowledge_base()
-    _require_index(kb)
+        fail(f"--mode must be one of {', '.join(MODES)}")
+    kb = knowledge_base()
+    require_index(kb)
     try:
         hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path)  # type: ignore[arg-type]
     except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _print_json(
+        print_json(
             {
                 "query": query,
                 "mode": mode,
@@ -192,29 +167,32 @@ def eval_(
     limit: Annotated[Optional[int], typer.Option(help="Only the first N questions.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Where to write one JSON line per question.")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Also run the evidence gate and answer every question.")] = False,
+    with_feedback: Annotated[bool, typer.Option(
+        "--feedback", help="Rank as the bot does: with the demotions users' votes cause (AIE_FEEDBACK_*).")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR
-    (and, with --answers, refusal and false-refusal rates)."""
+    (and, with --answers, refusal and false-refusal rates; with known wrong passages, how often one is in
+    the top 5)."""
     from ai_employee.wiring import KnowledgeBase
     from rag.config import Settings
     from rag.evaluation import evaluate, load_questions
     from rag.index.discovery import read_exclude_file
 
     if mode not in MODES:
-        _fail(f"--mode must be one of {', '.join(MODES)}")
+        fail(f"--mode must be one of {', '.join(MODES)}")
     docs = dataset_dir / "docs"
     questions_path = questions or dataset_dir / "questions.jsonl"
     if not docs.is_dir():
-        _fail(f"{docs} is not a folder")
+        fail(f"{docs} is not a folder")
     if not questions_path.is_file():
-        _fail(f"{questions_path} not found")
+        fail(f"{questions_path} not found")
     settings = Settings()
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else []
         rows = load_questions(questions_path)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     rows = rows[:limit] if limit else rows
     kb = KnowledgeBase.for_dataset(settings, dataset_dir, exclude)
     tag = kb.index_dir.name
@@ -222,14 +200,12 @@ def eval_(
     try:
         report = _index(kb, [docs], exclude, show_progress=show)
     except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    retriever = kb.retriever
     answer = _answer_outcomes(kb) if answers else None
     with counter("questions", len(rows), enabled=show) as advance:
-        metrics = evaluate(rows, lambda q: retriever.search(q, top_k=top_k, mode=mode), out, advance,  # type: ignore[arg-type]
-                           answer=answer)
+        metrics = evaluate(rows, _search(kb, top_k, mode, with_feedback), out, advance, answer=answer)
     result = {
         "dataset": str(dataset_dir),
         "questions_file": str(questions_path),
@@ -241,7 +217,7 @@ def eval_(
         "results": str(out),
     }
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     stdout.print(
         f"[bold]{tag}[/] · {mode} · {metrics.answerable} answerable of {metrics.questions} questions · "
@@ -250,12 +226,33 @@ def eval_(
     stdout.print(
         "  " + "  ".join(f"recall@{k} {v:.3f}" for k, v in metrics.recall.items()) + f"  MRR@10 {metrics.mrr_at_10:.3f}"
     )
+    if metrics.negative_at_5 is not None:
+        stdout.print(f"  a known wrong passage in the top 5 for {metrics.negative_at_5:.1%} of the "
+                     f"{metrics.with_negatives} questions that have one")
     if answers:
         stdout.print(
             f"  refused {_rate(metrics.refusal_rate)} of {metrics.unanswerable} unanswerable · "
             f"false refusals {_rate(metrics.false_refusal_rate)} of {metrics.answerable} answerable"
         )
     stdout.print(f"  per-question results: {out}")
+
+
+def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool):
+    """`question -> hits`, optionally reordered by the feedback demotions for that question."""
+    retriever = kb.retriever
+    if not with_feedback:
+        return lambda q: retriever.search(q, top_k=top_k, mode=mode)
+    from rag.feedback import reorder
+    from rag.prompt import detect_language
+
+    def search(question: str):
+        vector = kb.embedder.embed_query(question)
+        hits = retriever.search(question, top_k=top_k, mode=mode, query_vector=vector)
+        factors = kb.adjuster.demotions(vector, detect_language(question))
+        order, _ = reorder([h.score for h in hits], [h.chunk.id for h in hits], factors)
+        return [hits[i] for i in order]
+
+    return search
 
 
 def _rate(value: float | None) -> str:
@@ -287,14 +284,14 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer as JSON instead of streaming.")] = False,
 ) -> None:
     """Answer a question from the knowledge base, citing every statement."""
-    kb = _knowledge_base()
-    _require_index(kb)
+    kb = knowledge_base()
+    require_index(kb)
     try:
         answer = asyncio.run(_ask(kb, question, stream=not as_json))
     except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _print_json(answer.to_dict())
+        print_json(answer.to_dict())
 
 
 async def _ask(kb: KnowledgeBase, question: str, stream: bool) -> Answer:
@@ -344,10 +341,10 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
 @app.command()
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show the live snapshot: version, files, chunks, embedding model."""
-    kb = _knowledge_base()
+    kb = knowledge_base()
     manifest = kb.store.current_manifest()
     if manifest is None:
-        _fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
+        fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
     info = {
         "version": manifest.version,
         "created": manifest.created,
@@ -360,7 +357,7 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "dense_index": manifest.dense_index,
     }
     if as_json:
-        _print_json(info)
+        print_json(info)
     else:
         for key, value in info.items():
             stdout.print(f"{key:>16}: {value}")
@@ -382,9 +379,9 @@ def serve(
     try:
         slack.require(socket_mode)
     except MissingCredentials as exc:
-        _fail(str(exc))
+        fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
-    kb = _knowledge_base()
+    kb = knowledge_base()
     bolt_app, _, health = make_bot(kb, slack)
     if socket_mode:
         asyncio.run(serve_socket_mode(bolt_app, slack.slack_app_token, health, host, port))
@@ -392,51 +389,7 @@ def serve(
         asyncio.run(serve_http(bolt_app, health, host, port))
 
 
-feedback_app = typer.Typer(no_args_is_help=True, help="Votes users gave answers and citations.")
 app.add_typer(feedback_app, name="feedback")
-
-
-def _feedback_store():
-    """The feedback database; an error (creating nothing) when no vote was ever stored."""
-    kb = _knowledge_base()
-    path = kb.settings.feedback_path
-    if not path.exists():
-        _fail(f"no feedback recorded yet: {path} does not exist (votes are stored when people use the Slack bot)")
-    return kb.feedback
-
-
-@feedback_app.command("export")
-def feedback_export(as_json: Annotated[bool, typer.Option("--json", help="One JSON array of all votes.")] = False) -> None:
-    """Every vote with its question, answer, cited chunks, index version, user, channel and time."""
-    rows = _feedback_store().export()
-    if as_json:
-        _print_json(rows)
-        return
-    table = Table(title=f"{len(rows)} vote(s)", title_justify="left")
-    for column in ("when", "user", "channel", "vote", "on", "question"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
-        table.add_row(when, row["user"], row["channel"], "👍" if row["value"] > 0 else "👎", row["target"], row["question"])
-    stdout.print(table)
-
-
-@feedback_app.command("summary")
-def feedback_summary(
-    limit: Annotated[int, typer.Option(min=1)] = 10,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """The most down-voted documents and citations."""
-    summary = _feedback_store().summary(limit)
-    if as_json:
-        _print_json(summary)
-        return
-    stdout.print("[bold]Most down-voted documents[/]")
-    for row in summary["documents"] or [{"file": "(none)", "down_votes": 0}]:
-        stdout.print(f"  {row['down_votes']:>4}  {row['file']}", highlight=False)
-    stdout.print("[bold]Most down-voted citations[/]")
-    for row in summary["citations"] or [{"location": "(none)", "file": "", "down_votes": 0}]:
-        stdout.print(f"  {row['down_votes']:>4}  {row['location']}  [dim]{row['file']}[/]", highlight=False)
 
 
 def main() -> None:

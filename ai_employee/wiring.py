@@ -19,7 +19,7 @@ from rag.config import Settings
 if TYPE_CHECKING:
     from bot.config import SlackSettings
     from rag.embedding.base import Embedder
-    from rag.feedback import FeedbackStore
+    from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
     from rag.index.snapshot import SnapshotStore
     from rag.index.work_cache import WorkCache
@@ -139,6 +139,18 @@ class KnowledgeBase:
         return FeedbackStore(self.settings.feedback_path, retention_days=self.settings.feedback_retention_days)
 
     @cached_property
+    def adjuster(self) -> FeedbackAdjuster:
+        """What the votes do to retrieval: read from the (shared) feedback store, so every process agrees."""
+        from rag.feedback import FeedbackAdjuster, FeedbackRules
+
+        s = self.settings
+        one = s.feedback_similarity  # one level for every language, when set
+        rules = FeedbackRules(min_voters=s.feedback_min_voters, half_life_days=s.feedback_half_life_days,
+                              similarity_zh=one or s.feedback_similarity_zh, similarity_en=one or s.feedback_similarity_en,
+                              penalty=s.feedback_penalty)
+        return FeedbackAdjuster(self.feedback, rules)
+
+    @cached_property
     def retriever(self) -> Retriever:
         from rag.retrieval import FusionConfig, Retriever
 
@@ -162,7 +174,6 @@ def _endpoint(base_url: str | None, model: str | None, api_key: str | None, time
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
     from rag.candidates import CandidateFinder
-    from rag.feedback import FeedbackAdjuster
     from rag.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
     from rag.models.rerank import make_reranker
@@ -186,7 +197,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     ))
     return AnswerPipeline(
         CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl,
-                        adjuster=FeedbackAdjuster(kb.feedback, s.feedback_similarity, s.feedback_penalty)),
+                        adjuster=kb.adjuster),
         cache,
         gate,
         rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,
@@ -204,7 +215,7 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
     from bot.config import SlackSettings
     from bot.dedup import Dedup
     from bot.reindex import NoDocumentFolders, Reindexer
-    from bot.services import BotServices
+    from bot.services import BotServices, IndexInfo
     from cache import make_dedup_store
 
     slack = slack or SlackSettings()
@@ -218,12 +229,21 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
             raise NoDocumentFolders("no index yet and AIE_DOCS_PATHS is not set")
         return kb.refresh(configured, None, progress)
 
+    def live() -> Callable[[str], bool] | None:
+        """A test of whether a chunk id is in the live index (loads the answers' snapshot: call off the loop)."""
+        try:
+            return kb.retriever.snapshot.by_id.__contains__
+        except Exception:  # noqa: BLE001 - no index, or one the embedder cannot search: cannot tell
+            return None
+
     services = BotServices(
         answerer=Answerer(pipeline, kb.feedback, slack),
         feedback=kb.feedback,
         reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
         dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
         settings=slack,
+        adjuster=kb.adjuster,  # the one the pipeline demotes with
+        index=IndexInfo(kb.store.current_manifest, live),
     )
 
     def health() -> dict:

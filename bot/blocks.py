@@ -1,6 +1,7 @@
 """Block Kit for answers: the text in `markdown` blocks (standard Markdown, so the finished message keeps
 the formatting that was streamed), a footnote per source with a "Show source" button, feedback buttons,
-and the modal that shows a cited passage. Text is escaped first and split afterwards, so Slack's limits
+the modal that shows a cited passage (with "This source is wrong" / "This source helped") and the one that
+asks why an answer was not helpful. Text is escaped first and split afterwards, so Slack's limits
 hold for what is sent (50 blocks and 12,000 markdown characters a message, 3,000 a section); answers are
 split, never cut off."""
 
@@ -17,12 +18,18 @@ from slack_sdk.models.blocks import (
     FeedbackButtonObject,
     FeedbackButtonsElement,
     HeaderBlock,
+    InputBlock,
     MarkdownBlock,
     MarkdownTextObject,
+    Option,
+    PlainTextInputElement,
     PlainTextObject,
+    RadioButtonsElement,
     SectionBlock,
 )
+from slack_sdk.models.views import View
 
+from rag.feedback import REASONS
 from rag.text import hard_split, sentence_spans
 from rag.types import Answer, Chunk, Citation
 
@@ -31,7 +38,13 @@ MARKDOWN_LIMIT = 12_000  # Slack's allowance for all markdown blocks of one mess
 BLOCK_LIMIT = 50
 SHOW_SOURCE = "show_source"
 WRONG_SOURCE = "wrong_source"
+HELPFUL_SOURCE = "helpful_source"
 FEEDBACK = "answer_feedback"
+REASON_VIEW = "feedback_reason"  # callback_id of the "what was wrong?" modal
+REASON_BLOCK = REASON_ACTION = "reason"
+COMMENT_BLOCK = COMMENT_ACTION = "comment"
+COMMENT_LIMIT = 2000  # what the feedback store keeps of a comment
+VIEW_BLOCK_LIMIT = 100
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 _CLOSE, _REOPEN = "\n```", "```\n"
 _PARTIAL_ENTITY = re.compile(r"&[a-z]*$")
@@ -116,7 +129,7 @@ def answer_blocks(answer: Answer, answer_id: str | None) -> list[dict]:
     if answer.uncited:
         notes.append(f":grey_question: {len(answer.uncited)} sentence(s) could not be matched to a source.")
     if notes:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_cut(n, 3000)) for n in notes[:10]]))
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(n, 3000)) for n in notes[:10]]))
     if answer_id:
         blocks.append(ContextActionsBlock(elements=[FeedbackButtonsElement(
             action_id=FEEDBACK,
@@ -144,30 +157,90 @@ def paginate(blocks: list[dict], limit: int = BLOCK_LIMIT,
 
 def plain_summary(text: str, limit: int = 3000) -> str:
     """The notification text that goes with blocks (Slack shows it in notifications and old clients)."""
-    return _cut(escape(text), limit)
+    return cut(escape(text), limit)
 
 
-def _cut(escaped: str, limit: int) -> str:
+def cut(escaped: str, limit: int) -> str:
     """Escaped text cut to `limit` characters (ending in "…"), never inside an entity."""
     if len(escaped) <= limit:
         return escaped
     return _PARTIAL_ENTITY.sub("", escaped[: limit - 1]) + "…"
 
 
-def source_modal(chunk: Chunk, marker: int, answer_id: str, location: str) -> dict:
-    title = f"Source [{marker}]"
+def source_modal(chunk: Chunk, location: str, *, title: str, vote_value: str | None = None,
+                 note: str | None = None) -> dict:
+    """The passage as it was cited; with `vote_value` ("<answer id>:<marker>"), the two source votes; `note`
+    (mrkdwn) is shown below the passage."""
     blocks: list = [HeaderBlock(text=PlainTextObject(text=(chunk.title or chunk.file)[:150]))]
-    where = _cut(escape(f"{location} · {chunk.file}"), 3000)
+    where = cut(escape(f"{location} · {chunk.file}"), 3000)
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text=where)]))
     body = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
     blocks.extend(SectionBlock(text=MarkdownTextObject(text=p)) for p in escaped_pieces(body, SECTION_LIMIT))
     if chunk.url:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=f"<{chunk.url}|Open the document>")))
-    blocks.append(ActionsBlock(elements=[ButtonElement(
-        text="This source is wrong", action_id=WRONG_SOURCE, value=f"{answer_id}:{marker}", style="danger")]))
-    return {
-        "type": "modal",
-        "title": {"type": "plain_text", "text": title[:24]},
-        "close": {"type": "plain_text", "text": "Close"},
-        "blocks": [b.to_dict() for b in blocks[:100]],
-    }
+    blocks = blocks[: VIEW_BLOCK_LIMIT - 2]
+    if note:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(note, 3000))]))
+    if vote_value:
+        blocks.append(ActionsBlock(elements=[
+            ButtonElement(text="This source is wrong", action_id=WRONG_SOURCE, value=vote_value, style="danger"),
+            ButtonElement(text="This source helped", action_id=HELPFUL_SOURCE, value=vote_value),
+        ]))
+    return modal(title, blocks)
+
+
+def modal(title: str, blocks: list, *, close: str = "Close", submit: str | None = None,
+          callback_id: str | None = None, private_metadata: str | None = None) -> dict:
+    """A modal view (its title, close and submit texts cut to Slack's 24 characters)."""
+    return View(type="modal", title=PlainTextObject(text=_cut_plain(title, 24)),
+                close=PlainTextObject(text=close[:24]), submit=PlainTextObject(text=submit[:24]) if submit else None,
+                callback_id=callback_id, private_metadata=private_metadata,
+                blocks=blocks[:VIEW_BLOCK_LIMIT]).to_dict()
+
+
+def _cut_plain(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def vote_confirmation(view: dict, text: str) -> dict:
+    """The source modal after a vote: the passage as it was, the buttons replaced by `text`."""
+    blocks = [b for b in view.get("blocks", []) if b.get("type") != "actions"][: VIEW_BLOCK_LIMIT - 1]
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(text=text)]))
+    title = (view.get("title") or {}).get("text") or "Source"
+    close = (view.get("close") or {}).get("text") or "Close"
+    return modal(title, blocks, close=close)
+
+
+def reason_label(reason: str) -> str:
+    return reason[:1].upper() + reason[1:]
+
+
+def reason_modal(answer_id: str) -> dict:
+    """Asked after 👎 (already recorded): why, optionally. Closing it keeps the vote without a reason."""
+    return modal("Thanks for the feedback", [
+        SectionBlock(text=MarkdownTextObject(
+            text="Your :thumbsdown: is recorded. If you have a moment, tell us what was wrong — "
+                 "or just close this window.")),
+        InputBlock(block_id=REASON_BLOCK, label="What was wrong with the answer?", element=RadioButtonsElement(
+            action_id=REASON_ACTION,
+            options=[Option(value=reason, text=PlainTextObject(text=reason_label(reason))) for reason in REASONS])),
+        InputBlock(block_id=COMMENT_BLOCK, label="Anything else? (optional)", optional=True,
+                   element=PlainTextInputElement(action_id=COMMENT_ACTION, multiline=True, max_length=COMMENT_LIMIT,
+                                                 placeholder="e.g. which document or rule should it have used")),
+    ], close="Skip", submit="Send", callback_id=REASON_VIEW, private_metadata=answer_id)
+
+
+def reason_thanks(reason: str, comment: str | None) -> dict:
+    said = f"Reason: *{escape(reason_label(reason))}*"
+    if comment:
+        said += "\n>" + cut(escape(comment), 2000).replace("\n", "\n>")
+    return modal("Thanks for the feedback", [
+        SectionBlock(text=MarkdownTextObject(
+            text=":white_check_mark: Thanks — your reason is recorded with your vote. "
+                 "The people who look after the knowledge base review answers marked this way.")),
+        ContextBlock(elements=[MarkdownTextObject(text=said)]),
+    ])
+
+
+def notice_modal(title: str, text: str) -> dict:
+    return modal(title, [SectionBlock(text=MarkdownTextObject(text=cut(text, SECTION_LIMIT)))])

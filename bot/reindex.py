@@ -1,4 +1,5 @@
-"""/reindex: one rebuild at a time in a worker thread, with a progress message kept up to date."""
+"""/reindex: one rebuild at a time in a worker thread, with a progress message kept up to date; the last
+run's report (or failure) and who started it are kept for the admins' Home tab."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
 from rag.index.snapshot import IndexBusyError
@@ -73,6 +75,17 @@ def report_text(report: IndexReport, limit: int = 15) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class ReindexRun:
+    """A reindex of this process: who started it and when; for a finished one, how it ended."""
+
+    by: str | None  # Slack user id
+    started: float  # epoch seconds
+    finished: float | None = None
+    ok: bool = False
+    text: str = ""  # the report (or the failure) as the admin was told
+
+
 class Reindexer:
     """`refresh(progress)` rebuilds the index from its folders (blocking); `warm()` loads the new snapshot."""
 
@@ -81,39 +94,61 @@ class Reindexer:
         refresh: Callable[[Callable[[IndexProgress], None]], IndexReport],
         warm: Callable[[], object],
         update_every: float = 2.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.refresh = refresh
         self.warm = warm
         self.update_every = update_every
+        self._clock = clock
         self._running = asyncio.Lock()
+        self.current: ReindexRun | None = None  # the run in progress
+        self.last: ReindexRun | None = None  # the last finished run (in this process)
 
     @property
     def running(self) -> bool:
         return self._running.locked()
 
-    async def run(self, show: Callable[[str], Awaitable[None]]) -> IndexReport:
+    async def run(self, show: Callable[[str], Awaitable[None]], by: str | None = None) -> IndexReport:
         """Rebuild from the indexed folders; `show` receives progress texts, at most every `update_every` s."""
         if self._running.locked():
             raise ReindexBusy("a reindex is already running")
         async with self._running:
-            started = time.monotonic()
-            latest: list[IndexProgress | None] = [None]
-
-            def record(event: IndexProgress) -> None:  # called from the indexing thread
-                latest[0] = event
-
-            task = asyncio.create_task(asyncio.to_thread(self.refresh, record))
-            shown = None
-            while not task.done():
-                text = progress_text(latest[0], started)
-                if text != shown:
-                    await _quietly(show(text))
-                    shown = text
-                await asyncio.wait({task}, timeout=self.update_every)
-            report = task.result()
-            # Load the new snapshot off the event loop so the next question does not wait for it.
-            await asyncio.to_thread(self.warm)
+            self.current = ReindexRun(by, self._clock())
+            try:
+                report = await self._run(show)
+            except Exception as exc:
+                self._finish(False, failure_text(exc))
+                raise
+            except BaseException:  # cancelled: no report, nothing to keep
+                self.current = None
+                raise
+            self._finish(True, report_text(report))
             return report
+
+    def _finish(self, ok: bool, text: str) -> None:
+        run, self.current = self.current, None
+        if run is not None:
+            self.last = ReindexRun(run.by, run.started, self._clock(), ok, text)
+
+    async def _run(self, show: Callable[[str], Awaitable[None]]) -> IndexReport:
+        started = time.monotonic()
+        latest: list[IndexProgress | None] = [None]
+
+        def record(event: IndexProgress) -> None:  # called from the indexing thread
+            latest[0] = event
+
+        task = asyncio.create_task(asyncio.to_thread(self.refresh, record))
+        shown = None
+        while not task.done():
+            text = progress_text(latest[0], started)
+            if text != shown:
+                await _quietly(show(text))
+                shown = text
+            await asyncio.wait({task}, timeout=self.update_every)
+        report = task.result()
+        # Load the new snapshot off the event loop so the next question does not wait for it.
+        await asyncio.to_thread(self.warm)
+        return report
 
 
 async def _quietly(update: Awaitable[None]) -> None:

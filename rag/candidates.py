@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cache import Cache, cache_key
-from rag.feedback import FeedbackAdjuster
+from rag.feedback import FeedbackAdjuster, reorder
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
+from rag.prompt import detect_language
 from rag.retrieval import Retriever, reciprocal_rank_fusion
 from rag.types import Hit
 
@@ -75,12 +76,11 @@ class CandidateFinder:
         """Demote chunks voted down for similar questions (after the cache: votes take effect at once)."""
         if self.adjuster is None or not found.hits:
             return found
-        factors = self.adjuster.demotions(self.query_vector(question, version))
+        factors = self.adjuster.demotions(self.query_vector(question, version), detect_language(question))
         if not factors:
             return found
         keys = found.rerank_scores if found.rerank_scores is not None else [h.score for h in found.hits]
-        adjusted = [k * factors.get(h.chunk.id, 1.0) for h, k in zip(found.hits, keys)]
-        order = sorted(range(len(found.hits)), key=lambda i: -adjusted[i])
+        order, adjusted = reorder(keys, [h.chunk.id for h in found.hits], factors)
         return Candidates(
             hits=[found.hits[i] for i in order],
             rerank_scores=[adjusted[i] for i in order] if found.rerank_scores is not None else None,

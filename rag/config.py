@@ -81,8 +81,12 @@ class Settings(BaseSettings):
 
     # Feedback (votes on answers and citations): SQLite, default <data dir>/feedback.sqlite3.
     feedback_db: Path | None = None
-    feedback_similarity: float = 0.88  # questions this similar share demotions
-    feedback_penalty: float = 0.5  # score multiplier per net down-vote
+    feedback_similarity: float | None = None  # questions this similar share demotions; default per language:
+    feedback_similarity_zh: float = 0.98
+    feedback_similarity_en: float = 0.97
+    feedback_penalty: float = 0.5  # score multiplier per unit of (fading) net flags
+    feedback_min_voters: int = 2  # distinct people who must flag a passage before it is demoted (or one admin)
+    feedback_half_life_days: float = 90.0  # flags fade: half their weight after this many days
     feedback_retention_days: int = 180  # stored answers (and their votes) older than this are pruned; 0 keeps all
 
     # Answering.

@@ -29,6 +29,7 @@ class Question:
     answerable: bool
     gold: tuple[Gold, ...]
     lang: str = ""
+    negatives: tuple[Gold, ...] = ()  # passages known to be wrong for this question (from feedback)
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -40,9 +41,10 @@ def load_questions(path: Path) -> list[Question]:
             try:
                 row = json.loads(line)
                 gold = tuple(Gold(g["file"], g["text"]) for g in row.get("gold", []))
+                negatives = tuple(Gold(g["file"], g["text"]) for g in row.get("negatives", []))
                 questions.append(
                     Question(str(row["id"]), row["question"], bool(row.get("answerable", bool(gold))), gold,
-                             row.get("lang", ""))
+                             row.get("lang", ""), negatives)
                 )
             except (KeyError, TypeError, json.JSONDecodeError) as exc:
                 raise ValueError(f"{path}:{number}: not a question row ({exc})") from None
@@ -79,6 +81,9 @@ class Metrics:
     unanswerable: int = 0
     refusal_rate: float | None = None  # share of unanswerable questions refused (higher is better)
     false_refusal_rate: float | None = None  # share of answerable questions refused (lower is better)
+    # Questions with known wrong passages: the share that still gets one in the top 5 (lower is better).
+    with_negatives: int = 0
+    negative_at_5: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -87,6 +92,9 @@ class Metrics:
             **{f"recall@{k}": round(v, 4) for k, v in self.recall.items()},
             "mrr@10": round(self.mrr_at_10, 4),
         }
+        if self.negative_at_5 is not None:
+            data["with_negatives"] = self.with_negatives
+            data["negative@5"] = round(self.negative_at_5, 4)
         if self.refusal_rate is not None or self.false_refusal_rate is not None:
             data["unanswerable"] = self.unanswerable
             data["refusal_rate"] = None if self.refusal_rate is None else round(self.refusal_rate, 4)
@@ -131,6 +139,7 @@ def evaluate(
 ) -> Metrics:
     """Run every question through `search` (and `answer`); write one JSON line per question to `out`."""
     first_ranks: list[int | None] = []
+    negatives_in_top5: list[bool] = []
     refused = {True: 0, False: 0}  # by answerability
     handle = open(out, "w", encoding="utf-8") if out else None
     try:
@@ -138,6 +147,9 @@ def evaluate(
             hits = search(question.question)
             if question.answerable and question.gold:
                 first_ranks.append(first_hit_rank(hits, question.gold))
+            if question.negatives:
+                rank = first_hit_rank(hits, question.negatives)
+                negatives_in_top5.append(rank is not None and rank <= 5)
             line = result_line(question, hits)
             if answer is not None:
                 outcome = answer(question.question)
@@ -151,6 +163,9 @@ def evaluate(
         if handle:
             handle.close()
     metrics = compute_metrics(first_ranks, len(questions), recall_at)
+    if negatives_in_top5:
+        metrics.with_negatives = len(negatives_in_top5)
+        metrics.negative_at_5 = sum(negatives_in_top5) / len(negatives_in_top5)
     if answer is not None:
         answerable = sum(1 for q in questions if q.answerable)
         metrics.unanswerable = len(questions) - answerable

@@ -2,7 +2,7 @@
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.listeners import actions, assistant, commands, events
+from bot.listeners import actions, assistant, commands, events, home
 from bot.services import BotServices
 
 
@@ -11,3 +11,4 @@ def register(app: AsyncApp, services: BotServices) -> None:
     events.register(app, services)
     actions.register(app, services)
     commands.register(app, services)
+    home.register(app, services)

@@ -1,18 +1,44 @@
-"""Buttons: 👍/👎 on an answer, "Show source" for a footnote, "This source is wrong" in the source modal."""
+"""Buttons on answers: 👍/👎 (a 👎 then asks why, optionally), "Show source" for a footnote, and in the
+source modal "This source is wrong" / "This source helped"."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import FEEDBACK, SHOW_SOURCE, WRONG_SOURCE, source_modal
+from bot.blocks import (
+    COMMENT_ACTION,
+    COMMENT_BLOCK,
+    FEEDBACK,
+    HELPFUL_SOURCE,
+    REASON_ACTION,
+    REASON_BLOCK,
+    REASON_VIEW,
+    SHOW_SOURCE,
+    WRONG_SOURCE,
+    notice_modal,
+    reason_modal,
+    reason_thanks,
+    source_modal,
+    vote_confirmation,
+)
 from bot.services import BotServices
-from rag.feedback import ANSWER, citation_target
+from rag.feedback import ANSWER, REASONS, CitedChunk, citation_target
+from rag.prompt import detect_language
 from rag.types import Chunk
 
 _log = logging.getLogger(__name__)
+
+RECORDED = "Thanks — your feedback is recorded."
+UPDATED = "Thanks — your vote is updated."
+GONE = "Sorry, that answer is no longer on record."
+PICK_A_REASON = "Pick one of these — or close this window to keep just your vote."
+HELPED = ":white_check_mark: Thanks — marked as helpful."
+FLAGGED = ":white_check_mark: Marked as a wrong source — thanks."
 
 
 def _split(value: str) -> tuple[str, int]:
@@ -20,45 +46,106 @@ def _split(value: str) -> tuple[str, int]:
     return answer_id, int(marker)
 
 
+def cited_chunk(cited: CitedChunk) -> Chunk:
+    """A cited passage as the source modal shows it (the text as it was cited, not as it is now)."""
+    return Chunk(cited.chunk_id, cited.file, cited.title, (), cited.text, 0, len(cited.text), None, None, "", "",
+                 cited.url)
+
+
 def register(app: AsyncApp, services: BotServices) -> None:
+    store = services.feedback
+
     @app.action(FEEDBACK)
     async def on_feedback(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         direction, _, answer_id = action["value"].partition(":")
+        value = 1 if direction == "up" else -1
         user, channel = body["user"]["id"], body["channel"]["id"]
-        try:
-            new = services.feedback.vote(answer_id, user, ANSWER, 1 if direction == "up" else -1, channel)
-            text = "Thanks — your feedback is recorded." if new else "Thanks — your vote is updated."
-        except KeyError:
-            text = "Sorry, that answer is no longer on record."
         message = body.get("message", {})
-        await client.chat_postEphemeral(channel=channel, user=user, text=text,
-                                        thread_ts=message.get("thread_ts") or message.get("ts"))
+        thread_ts = message.get("thread_ts") or message.get("ts")
+        try:
+            new = await asyncio.to_thread(store.vote, answer_id, user, ANSWER, value, channel)
+        except KeyError:
+            await client.chat_postEphemeral(channel=channel, user=user, text=GONE, thread_ts=thread_ts)
+            return
+        if value < 0 and body.get("trigger_id"):
+            try:  # the 👎 is kept whatever happens to this optional question
+                await client.views_open(trigger_id=body["trigger_id"], view=reason_modal(answer_id))
+                return
+            except SlackApiError as exc:  # e.g. the trigger expired: say thanks the usual way
+                _log.warning("could not ask for a reason: %s", exc.response.get("error"))
+        await client.chat_postEphemeral(channel=channel, user=user, text=RECORDED if new else UPDATED,
+                                        thread_ts=thread_ts)
+
+    @app.view(REASON_VIEW)
+    async def on_reason(ack, body: dict, view: dict) -> None:
+        user, answer_id = body["user"]["id"], view.get("private_metadata") or ""
+        values = (view.get("state") or {}).get("values") or {}
+        chosen = ((values.get(REASON_BLOCK) or {}).get(REASON_ACTION) or {}).get("selected_option") or {}
+        comment = ((values.get(COMMENT_BLOCK) or {}).get(COMMENT_ACTION) or {}).get("value")
+        reason = chosen.get("value")
+        if reason not in REASONS:
+            await ack(response_action="errors", errors={REASON_BLOCK: PICK_A_REASON})
+            return
+        try:
+            await asyncio.to_thread(store.set_reason, answer_id, user, reason, comment)
+        except KeyError:
+            await ack(response_action="update", view=notice_modal("Thanks for the feedback", GONE))
+            return
+        await ack(response_action="update", view=reason_thanks(reason, (comment or "").strip() or None))
 
     @app.action(SHOW_SOURCE)
     async def on_show_source(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         answer_id, marker = _split(action["value"])
-        recorded = services.feedback.answer(answer_id)
+        recorded = await asyncio.to_thread(store.answer, answer_id)
         if recorded is None or not 1 <= marker <= len(recorded.citations):
             return
         cited = recorded.citations[marker - 1]
-        chunk = Chunk(cited.chunk_id, cited.file, cited.title, (), cited.text, 0, len(cited.text), None, None, "", "",
-                      cited.url)
-        await client.views_open(trigger_id=body["trigger_id"], view=source_modal(chunk, marker, answer_id, cited.location))
+        await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
+            cited_chunk(cited), cited.location, title=f"Source [{marker}]", vote_value=action["value"]))
 
     @app.action(WRONG_SOURCE)
-    async def on_wrong_source(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+    @app.action(HELPFUL_SOURCE)
+    async def on_source_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         answer_id, marker = _split(action["value"])
         user = body["user"]["id"]
-        recorded = services.feedback.answer(answer_id)
-        if recorded is None:
-            return
-        services.feedback.vote(answer_id, user, citation_target(marker), -1, recorded.channel)
+        value = 1 if action["action_id"] == HELPFUL_SOURCE else -1
+        admin = await services.admins.is_admin(client, user)
+        text = await asyncio.to_thread(_vote_on_source, services, answer_id, marker, user, value, admin)
         view = body["view"]
-        blocks = [b for b in view["blocks"] if b.get("type") != "actions"]
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
-                       ":white_check_mark: Marked as a wrong source — thanks. It will rank lower for similar questions."}]})
-        await client.views_update(view_id=view["id"], hash=view.get("hash"), view={
-            "type": "modal", "title": view["title"], "close": view.get("close"), "blocks": blocks})
+        await client.views_update(view_id=view["id"], hash=view.get("hash"), view=vote_confirmation(view, text))
+
+
+def _vote_on_source(services: BotServices, answer_id: str, marker: int, user: str, value: int, admin: bool) -> str:
+    """Record a vote on a cited passage (blocking); the confirmation, saying what the vote does now."""
+    recorded = services.feedback.answer(answer_id)
+    if recorded is None or not 1 <= marker <= len(recorded.citations):
+        return GONE
+    services.feedback.vote(answer_id, user, citation_target(marker), value, recorded.channel, admin=admin)
+    if value > 0:
+        return HELPED
+    demoted = _demoted_now(services, recorded.question, recorded.index_version, recorded.citations[marker - 1])
+    if demoted is None:  # cannot tell: say what the rules do
+        demoted = admin
+    if demoted:
+        why = "an admin's flag counts at once" if admin else "others flagged it too"
+        return f"{FLAGGED} It now ranks lower for similar questions ({why})."
+    if admin:
+        return f"{FLAGGED} Others said this passage helped, so it does not rank lower yet."
+    min_voters = services.adjuster.rules.min_voters if services.adjuster else 2
+    others = "another person agrees" if min_voters == 2 else f"{min_voters} people in all agree"
+    return f"{FLAGGED} It will rank lower for similar questions once {others}, or an admin confirms."
+
+
+def _demoted_now(services: BotServices, question: str, version: str, cited: CitedChunk) -> bool | None:
+    """Whether the votes now demote the passage for this question (None: no way to tell)."""
+    if services.adjuster is None or services.answerer is None:
+        return None
+    try:
+        vector = services.answerer.pipeline.finder.query_vector(question, version)
+    except Exception:  # noqa: BLE001 - e.g. the embedder is unreachable: the vote is kept anyway
+        _log.warning("could not tell whether the flag demotes the passage", exc_info=True)
+        return None
+    return cited.chunk_id in services.adjuster.demotions(vector, detect_language(question))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
@@ -17,15 +18,6 @@ NOT_ADMIN = "Sorry, only knowledge-base admins can run `/reindex`. Ask one of th
 BUSY = "A reindex is already running — its progress message is in the channel where it was started."
 CHECKING = "Checking that you can run `/reindex`…"
 STARTED = "Reindexing the knowledge base… I'll post progress here."
-
-
-async def is_admin(client: AsyncWebClient, user: str) -> bool:
-    try:
-        info = (await client.users_info(user=user)).get("user", {})
-    except SlackApiError as exc:
-        _log.warning("users.info failed for %s: %s", user, exc.response.get("error"))
-        return False
-    return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 
 async def _respond(respond, text: str) -> None:
@@ -43,38 +35,52 @@ def register(app: AsyncApp, services: BotServices) -> None:
         if services.reindexer.running:
             await ack(BUSY)
             return
-        listed = user in services.settings.admins
+        listed = user in services.admins.listed
         await ack(STARTED if listed else CHECKING)
         if not listed:
-            if not await is_admin(client, user):
+            if not await services.admins.is_admin(client, user):
                 await _respond(respond, NOT_ADMIN)
                 return
             await _respond(respond, STARTED)
-        await _reindex(services, client, channel, respond)
+
+        async def privately(text: str) -> None:
+            await _respond(respond, text)
+
+        await reindex_into(services, client, channel, by=user, privately=privately)
 
 
-async def _reindex(services: BotServices, client: AsyncWebClient, channel: str, respond) -> None:
-    progress_ts: list[str] = []
+async def reindex_into(services: BotServices, client: AsyncWebClient, channel: str, *, by: str,
+                       privately: Callable[[str], Awaitable[None]] | None = None) -> str:
+    """Run a reindex with its progress message and report in `channel` (a user id: the admin's DM with the
+    app); `privately` reaches the admin when the channel cannot. Returns the report (or failure) text."""
+    progress: list[tuple[str, str]] = []  # (channel id, ts): chat.update needs the id Slack answered with
 
     async def show(text: str) -> None:
-        if progress_ts:
-            await client.chat_update(channel=channel, ts=progress_ts[0], text=text)
+        if progress:
+            await client.chat_update(channel=progress[0][0], ts=progress[0][1], text=text)
         else:
-            progress_ts.append((await client.chat_postMessage(channel=channel, text=text))["ts"])
+            posted = await client.chat_postMessage(channel=channel, text=text)
+            progress.append((posted.get("channel") or channel, posted["ts"]))
 
     try:
-        report = await services.reindexer.run(show)
+        report = await services.reindexer.run(show, by=by)
         text = report_text(report)
     except ReindexBusy:
-        await _respond(respond, BUSY)
-        return
+        text = BUSY
+        if privately is not None:
+            await privately(text)
+            return text
     except Exception as exc:  # noqa: BLE001 - the old index keeps serving; the admin gets a short reason
         _log.exception("reindex failed")
         text = failure_text(exc)
     try:
-        if progress_ts:
-            await client.chat_update(channel=channel, ts=progress_ts[0], text=text)
+        if progress:
+            await client.chat_update(channel=progress[0][0], ts=progress[0][1], text=text)
         else:
             await client.chat_postMessage(channel=channel, text=text)
-    except SlackApiError:
-        await _respond(respond, text)  # e.g. the bot is not in that channel: tell the admin privately
+    except SlackApiError as exc:
+        if privately is None:
+            _log.error("could not tell the admin how the reindex went: %s", exc.response.get("error"))
+        else:
+            await privately(text)  # e.g. the bot is not in that channel: tell the admin privately
+    return text

@@ -70,7 +70,14 @@ class RunningBot:
         return self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        async def shutdown() -> None:
+            await self._runner.cleanup()
+            # Listeners still at work after their ack (e.g. publishing a view): let them finish first.
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if others:
+                await asyncio.wait(others, timeout=5)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(20)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 

@@ -7,38 +7,10 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
-from rag.config import Settings
-from ai_employee.wiring import KnowledgeBase
 from tests.bot.harness import BOT_USER, TEAM, sign, start_bot, wait_for
-from tests.conftest import HANDBOOK, build
 from tests.fakes.slack_api import SlackApiServer
 
 CHANNEL = "C0GENERAL"
-
-
-@pytest.fixture(scope="module")
-def handbook_index(shared_data_dir, tmp_path_factory):
-    index_dir = tmp_path_factory.mktemp("bot-index")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
-    return shared_data_dir, index_dir
-
-
-@pytest.fixture
-def slack():
-    with SlackApiServer(users={"U0ADMIN01": {}, "U0OWNER01": {"is_owner": True}, "U0PLAIN01": {}}) as server:
-        yield server
-        server.assert_no_rejections()
-
-
-@pytest.fixture
-def bot(handbook_index, slack, tmp_path):
-    data_dir, index_dir = handbook_index
-    running = start_bot(data_dir, index_dir, slack.base_url, gate_threshold=0.85,
-                        feedback_db=tmp_path / "feedback.sqlite3")
-    yield running
-    running.stop()
 
 
 def mention(slack: SlackApiServer, text: str, user: str = "U0PLAIN01", thread_ts: str | None = None) -> dict:
@@ -123,15 +95,17 @@ def test_feedback_buttons_store_votes_and_acknowledge(bot, slack):
              "actions": [{"action_id": "answer_feedback", "block_id": "b", "type": "feedback_buttons",
                           "value": f"down:{answer_id}", "action_ts": "1"}]}
     assert bot.interaction(click).status_code == 200
-    wait_for(lambda: slack.calls_to("chat.postEphemeral"))
+    asked = wait_for(lambda: slack.calls_to("views.open"))[0]  # 👎: recorded, then "what was wrong?" (optional)
+    assert asked.args["trigger_id"] == "t1" and asked.args["view"]["private_metadata"] == answer_id
+    assert [(v.answer_id, v.user, v.value) for v in bot.services.feedback.votes()] == [(answer_id, "U0PLAIN01", -1)]
     click["actions"][0]["value"] = f"up:{answer_id}"
     bot.interaction(click)
-    wait_for(lambda: len(slack.calls_to("chat.postEphemeral")) == 2)
+    thanks = wait_for(lambda: slack.calls_to("chat.postEphemeral"))[0]
     votes = bot.services.feedback.votes()
     assert [(v.answer_id, v.user, v.value) for v in votes] == [(answer_id, "U0PLAIN01", 1)]
     recorded = bot.services.feedback.answer(answer_id)
     assert recorded.question == "How long must a password be?" and recorded.channel == CHANNEL and recorded.index_version
-    assert "updated" in slack.calls_to("chat.postEphemeral")[1].args["text"]
+    assert thanks.args["text"] == "Thanks — your vote is updated." and thanks.args["thread_ts"] == final.args["ts"]
 
 
 def test_show_source_opens_the_passage_and_wrong_source_is_recorded(bot, slack):
@@ -145,16 +119,16 @@ def test_show_source_opens_the_passage_and_wrong_source_is_recorded(bot, slack):
                           "action_ts": "1"}]}
     bot.interaction(click)
     opened = wait_for(lambda: slack.calls_to("views.open"))[0]
-    view = opened.args["view"]
+    view = opened.response["view"]  # as Slack keeps it, with its id and hash
     assert view["type"] == "modal" and view["title"]["text"] == f"Source [{marker}]"
     wrong = next(b for b in view["blocks"] if b["type"] == "actions")["elements"][0]
     modal_click = {"type": "block_actions", "user": {"id": "U0PLAIN01"}, "team": {"id": TEAM}, "trigger_id": "t2",
-                   "container": {"type": "view", "view_id": "V0FAKE"},
-                   "view": {"id": "V0FAKE", "hash": "h1", "type": "modal", **{k: view[k] for k in ("title", "close", "blocks")}},
+                   "container": {"type": "view", "view_id": view["id"]}, "view": view,
                    "actions": [{"action_id": "wrong_source", "block_id": "w", "type": "button", "value": wrong["value"],
                                 "action_ts": "2"}]}
     bot.interaction(modal_click)
-    wait_for(lambda: slack.calls_to("views.update"))
+    updated = wait_for(lambda: slack.calls_to("views.update"))[0]
+    assert updated.ok and updated.args["view_id"] == view["id"]
     vote = bot.services.feedback.votes()[0]
     assert vote.target == f"citation:{marker}" and vote.value == -1 and vote.chunk_id
 

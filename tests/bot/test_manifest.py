@@ -31,3 +31,9 @@ def test_urls_point_at_the_bot_and_reindex_is_declared():
     assert all(url.endswith(EVENTS_PATH) for url in urls)
     assert [c["command"] for c in app["features"]["slash_commands"]] == ["/reindex"]
     assert "assistant:write" in app["oauth_config"]["scopes"]["bot"] and app["features"]["assistant_view"]
+
+
+def test_the_home_tab_is_enabled_and_its_event_subscribed():
+    app = manifest()
+    assert app["features"]["app_home"]["home_tab_enabled"] is True
+    assert "app_home_opened" in app["settings"]["event_subscriptions"]["bot_events"]

@@ -14,7 +14,7 @@ from bot.app import create_app
 from bot.config import SlackSettings
 from bot.services import BotServices
 from tests.bot.harness import start_bot, wait_for
-from tests.bot.test_bot import final_answers, handbook_index, mention  # noqa: F401 - fixture reuse
+from tests.bot.test_bot import final_answers, mention
 from tests.fakes.slack_api import SlackApiServer
 
 

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from bot.reindex import ReindexBusy, Reindexer, report_text
-from rag.index.builder import IndexProgress, IndexReport
+from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
 
 
 def test_one_reindex_at_a_time_with_progress_updates():
@@ -26,9 +26,9 @@ def test_one_reindex_at_a_time_with_progress_updates():
         shown.append(text)
 
     async def run():
-        first = asyncio.create_task(reindexer.run(show))
+        first = asyncio.create_task(reindexer.run(show, by="U0ADMIN01"))
         await asyncio.sleep(0.2)
-        assert reindexer.running
+        assert reindexer.running and reindexer.current.by == "U0ADMIN01" and reindexer.last is None
         with pytest.raises(ReindexBusy):
             await reindexer.run(show)
         release.set()
@@ -40,3 +40,22 @@ def test_one_reindex_at_a_time_with_progress_updates():
     text = report_text(report)
     assert "now serving version `v2`" in text and "`f2.md`" in text and "`bad.pdf` — corrupt PDF" in text
     assert "Removed:* `old.md`" in text
+    last = reindexer.last  # kept for the admins' Home tab
+    assert (last.by, last.ok, last.text) == ("U0ADMIN01", True, text) and last.finished >= last.started
+    assert reindexer.current is None
+
+
+def test_a_failed_reindex_is_kept_with_its_short_reason():
+    def refresh(progress):
+        raise EmptyIndexError("nothing under /secret/path")
+
+    reindexer = Reindexer(refresh, lambda: None, update_every=0.05)
+
+    async def quiet(text):
+        pass
+
+    with pytest.raises(EmptyIndexError):
+        asyncio.run(reindexer.run(quiet, by="U0OWNER01"))
+    last = reindexer.last
+    assert (last.by, last.ok) == ("U0OWNER01", False) and not reindexer.running and reindexer.current is None
+    assert last.text.startswith(":x: Reindex failed") and "/secret/path" not in last.text

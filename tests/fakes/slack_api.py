@@ -40,6 +40,16 @@ override with ``reference_dir=`` or ``$SLACK_API_REF``): ``methods/<group>/<meth
   characters together (Slack's "cumulative limit for all markdown blocks in a single payload"; over it →
   ``msg_blocks_too_long`` where documented, else ``invalid_blocks``), context ≤ 10 elements, actions ≤ 25
   elements, block_id ≤ 255. Messages mimic Slack's ``[ERROR] … [json-pointer:/blocks/0/text/text]``.
+* Block Kit elements (in actions blocks, section accessories and input blocks): buttons (text ≤ 75,
+  value ≤ 2000, url ≤ 3000), radio buttons (1–10 options; option text ≤ 75, value ≤ 150),
+  plain_text_input (min/max_length ≤ 3000, placeholder ≤ 150), any ``action_id`` ≤ 255; input blocks need
+  a plain_text ``label`` (≤ 2000, hint too) and an ``element``.
+* views (``view`` of views.open/push/update/publish): ``type`` ``modal`` (open, push, update) or ``home``
+  (publish); ``blocks`` required (≤ 100); a modal needs a plain_text ``title`` ≤ 24 characters,
+  ``close``/``submit`` are plain_text ≤ 24 and ``submit`` is required when there is an input block;
+  ``private_metadata`` ≤ 3000, ``callback_id`` and ``external_id`` ≤ 255. views.publish's ``user_id``
+  must be a user id (Slack: ``invalid `user_id```). Failures answer ``invalid_arguments`` with the
+  problems, as Slack does.
 * streaming chunks: a list of ``markdown_text`` (text), ``plan_update`` (title), ``task_update``
   (id, title, status) or ``blocks`` (blocks) objects → else ``invalid_chunks``.
 * text lengths → ``msg_too_long``: limits read from the reference ("Limit this field to 12,000 characters"
@@ -53,6 +63,10 @@ Response URLs (``slack.response_url()``, handed to the app in a slash command or
 a JSON message with ``text`` or ``blocks`` (same Block Kit checks; else HTTP 400 ``no_text`` /
 ``invalid_blocks``), at most 5 times (then HTTP 404 ``used_url``), and answer ``ok``. They are recorded as
 calls of the pseudo-method ``response_url``.
+
+Views are kept: views.open returns the view with its ``id`` and ``hash``; views.update replaces a view opened
+before (``not_found`` for another id, ``hash_conflict`` when ``hash`` is not the current one); views.publish
+keeps each user's Home tab (``slack.home_view(user)``), with the same hash check.
 
 Such failures are *rejections* (``slack.rejected_calls``, ``slack.assert_no_rejections()``). State errors
 (``message_not_found``, ``message_not_in_streaming_state``, ``streaming_state_conflict``, …) are ordinary
@@ -120,6 +134,22 @@ STREAM_METHODS = frozenset({"chat.startStream", "chat.appendStream", "chat.stopS
 
 MAX_MESSAGE_BLOCKS = 50
 MAX_VIEW_BLOCKS = 100
+VIEW_TYPES: Mapping[str, tuple[str, ...]] = {
+    "views.open": ("modal",), "views.push": ("modal",), "views.update": ("modal",), "views.publish": ("home",),
+}
+VIEW_TEXT_LIMIT = 24  # a modal's title, close and submit
+VIEW_FIELD_LIMITS = {"private_metadata": 3000, "callback_id": 255, "external_id": 255}
+BUTTON_TEXT_LIMIT = 75
+BUTTON_VALUE_LIMIT = 2000
+URL_LIMIT = 3000
+ACTION_ID_LIMIT = 255
+RADIO_OPTIONS_MAX = 10
+OPTION_TEXT_LIMIT = 75
+OPTION_VALUE_LIMIT = 150
+INPUT_LENGTH_LIMIT = 3000
+PLACEHOLDER_LIMIT = 150
+INPUT_LABEL_LIMIT = 2000
+USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 BLOCK_ID_LIMIT = 255
 SECTION_TEXT_LIMIT = 3000
 SECTION_FIELDS_MAX = 10
@@ -378,7 +408,7 @@ def _parse_json_text(spec: MethodSpec, name: str, value: Any) -> Any:
 def _decode_json(spec: MethodSpec, name: str, value: Any) -> Any:
     decoded = _parse_json_text(spec, name, value)
     if name == "view":
-        _check_view(decoded)
+        _check_view(spec, decoded)
     return decoded
 
 
@@ -483,6 +513,16 @@ def _one_block_problems(block: Mapping[str, Any], where: str) -> list[str]:
         text = block.get("text")
         if not isinstance(text, str) or len(text) > MARKDOWN_BLOCK_LIMIT:
             problems.append(_too_long(MARKDOWN_BLOCK_LIMIT, f"{where}/text"))
+    elif kind == "input":
+        problems.extend(_text_object_problems(block.get("label"), f"{where}/label", INPUT_LABEL_LIMIT,
+                                              kinds=("plain_text",)))
+        if "hint" in block:
+            problems.extend(_text_object_problems(block["hint"], f"{where}/hint", INPUT_LABEL_LIMIT,
+                                                  kinds=("plain_text",)))
+        if not isinstance(block.get("element"), dict):
+            problems.append(f"[ERROR] missing required field: element [json-pointer:{where}]")
+        else:
+            problems.extend(_element_problems(block["element"], f"{where}/element"))
     elif kind in ELEMENT_LIMITS:
         elements = block.get("elements")
         if not isinstance(elements, list) or not elements:
@@ -490,6 +530,49 @@ def _one_block_problems(block: Mapping[str, Any], where: str) -> list[str]:
         elif len(elements) > ELEMENT_LIMITS[kind]:
             problems.append(f"[ERROR] no more than {ELEMENT_LIMITS[kind]} items allowed "
                             f"[json-pointer:{where}/elements]")
+        elif kind == "actions":
+            for index, element in enumerate(elements):
+                problems.extend(_element_problems(element, f"{where}/elements/{index}"))
+    return problems
+
+
+def _element_problems(element: Any, where: str) -> list[str]:
+    """Limits of the interactive elements the Block Kit reference states (buttons, radio buttons, text input)."""
+    if not isinstance(element, dict) or not isinstance(element.get("type"), str):
+        return [f"[ERROR] missing required field: type [json-pointer:{where}]"]
+    problems = []
+    kind = element["type"]
+    if len(str(element.get("action_id", ""))) > ACTION_ID_LIMIT:
+        problems.append(_too_long(ACTION_ID_LIMIT, f"{where}/action_id"))
+    if kind == "button":
+        problems.extend(_text_object_problems(element.get("text"), f"{where}/text", BUTTON_TEXT_LIMIT,
+                                              kinds=("plain_text",)))
+        for name, limit in (("value", BUTTON_VALUE_LIMIT), ("url", URL_LIMIT)):
+            if len(str(element.get(name, ""))) > limit:
+                problems.append(_too_long(limit, f"{where}/{name}"))
+    elif kind == "radio_buttons":
+        options = element.get("options")
+        if not isinstance(options, list) or not options:
+            problems.append(f"[ERROR] missing required field: options [json-pointer:{where}]")
+        elif len(options) > RADIO_OPTIONS_MAX:
+            problems.append(f"[ERROR] no more than {RADIO_OPTIONS_MAX} items allowed [json-pointer:{where}/options]")
+        else:
+            for index, option in enumerate(options):
+                at = f"{where}/options/{index}"
+                if not isinstance(option, dict):
+                    problems.append(f"[ERROR] must be an object [json-pointer:{at}]")
+                    continue
+                problems.extend(_text_object_problems(option.get("text"), f"{at}/text", OPTION_TEXT_LIMIT))
+                value = option.get("value")
+                if not isinstance(value, str) or not value or len(value) > OPTION_VALUE_LIMIT:
+                    problems.append(_too_long(OPTION_VALUE_LIMIT, f"{at}/value"))
+    elif kind == "plain_text_input":
+        for name in ("min_length", "max_length"):
+            if name in element and not (isinstance(element[name], int) and 0 <= element[name] <= INPUT_LENGTH_LIMIT):
+                problems.append(f"[ERROR] must be at most {INPUT_LENGTH_LIMIT} [json-pointer:{where}/{name}]")
+        if "placeholder" in element:
+            problems.extend(_text_object_problems(element["placeholder"], f"{where}/placeholder", PLACEHOLDER_LIMIT,
+                                                  kinds=("plain_text",)))
     return problems
 
 
@@ -499,6 +582,8 @@ def _section_problems(block: Mapping[str, Any], where: str) -> list[str]:
     problems = []
     if "text" in block:
         problems.extend(_text_object_problems(block["text"], f"{where}/text", SECTION_TEXT_LIMIT))
+    if isinstance(block.get("accessory"), dict):
+        problems.extend(_element_problems(block["accessory"], f"{where}/accessory"))
     fields = block.get("fields", [])
     if not isinstance(fields, list):
         return problems + [f"[ERROR] must be an array [json-pointer:{where}/fields]"]
@@ -547,15 +632,42 @@ def _decode_chunks(spec: MethodSpec, value: Any) -> list[dict[str, Any]]:
     return chunks
 
 
-def _check_view(view: Any) -> None:
+def _check_view(spec: MethodSpec, view: Any) -> None:
     if not isinstance(view, dict) or not isinstance(view.get("type"), str):
         raise _reject("invalid_arguments", "[ERROR] missing required field: type [json-pointer:/view]")
-    blocks = view.get("blocks", [])
-    if not isinstance(blocks, list):
-        raise _reject("invalid_arguments", "[ERROR] must be an array [json-pointer:/view/blocks]")
-    problems = block_problems(blocks, "/view/blocks", MAX_VIEW_BLOCKS)
+    problems = view_problems(view, VIEW_TYPES.get(spec.name, ("modal", "home")))
     if problems:
         raise _reject("invalid_arguments", *problems)
+
+
+def view_problems(view: Mapping[str, Any], types: tuple[str, ...]) -> list[str]:
+    """Slack-style ``[ERROR] …`` messages for a view object (empty when fine)."""
+    if view.get("type") not in types:
+        return ["[ERROR] must be a valid enum value [json-pointer:/view/type]"]
+    problems = []
+    blocks = view.get("blocks")
+    if blocks is None:
+        problems.append("[ERROR] missing required field: blocks [json-pointer:/view]")
+    elif not isinstance(blocks, list):
+        problems.append("[ERROR] must be an array [json-pointer:/view/blocks]")
+    else:
+        problems.extend(block_problems(blocks, "/view/blocks", MAX_VIEW_BLOCKS))
+    for name, limit in VIEW_FIELD_LIMITS.items():
+        if name in view and (not isinstance(view[name], str) or len(view[name]) > limit):
+            problems.append(_too_long(limit, f"/view/{name}"))
+    if view["type"] == "modal":
+        if "title" not in view:
+            problems.append("[ERROR] missing required field: title [json-pointer:/view]")
+        for name in ("title", "close", "submit"):
+            if view.get(name) is not None:
+                problems.extend(_text_object_problems(view[name], f"/view/{name}", VIEW_TEXT_LIMIT,
+                                                      kinds=("plain_text",)))
+        has_input = isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") == "input"
+                                                     for b in blocks)
+        if has_input and view.get("submit") is None:
+            problems.append("[ERROR] missing required field: submit (the view has input blocks) "
+                            "[json-pointer:/view]")
+    return problems
 
 
 def markdown_of(args: Mapping[str, Any]) -> str:
@@ -576,6 +688,8 @@ def _check_lengths(spec: MethodSpec, args: Mapping[str, Any]) -> None:
 def _check_method_rules(spec: MethodSpec, args: Mapping[str, Any]) -> None:
     if "markdown_text_conflict" in spec.errors and args.get("markdown_text") and args.get("blocks"):
         raise _reject("markdown_text_conflict", "[ERROR] markdown_text cannot be used with blocks")
+    if spec.name == "views.publish" and not USER_ID.fullmatch(str(args.get("user_id", ""))):
+        raise _reject("invalid_arguments", "invalid `user_id`")
     if spec.name == "chat.startStream" and str(args.get("channel", "")).startswith(("C", "G")):
         for name in ("recipient_user_id", "recipient_team_id"):
             if not args.get(name):
@@ -707,6 +821,8 @@ class SlackApiServer:
         self._channels: dict[str, dict[str, StoredMessage]] = {}
         self._ephemerals: list[dict[str, Any]] = []
         self._views: list[dict[str, Any]] = []
+        self._homes: dict[str, dict[str, Any]] = {}  # user id -> their published Home tab
+        self._view_count = 0
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, float] = {}
         self._responses: dict[str, dict[str, Any]] = {}
@@ -722,6 +838,8 @@ class SlackApiServer:
             "conversations.replies": self._replies,
             "users.info": self._users_info,
             "views.open": self._views_open,
+            "views.update": self._views_update,
+            "views.publish": self._views_publish,
             "reactions.add": self._reactions_add,
         }
         for user_id, fields in (users or {}).items():
@@ -923,8 +1041,14 @@ class SlackApiServer:
 
     @property
     def views(self) -> list[dict[str, Any]]:
+        """Modals opened (``trigger_id``, ``interactivity_pointer``, ``view`` as it is now)."""
         with self._lock:
             return copy.deepcopy(self._views)
+
+    def home_view(self, user_id: str) -> dict[str, Any] | None:
+        """The Home tab last published for a user, as Slack keeps it (None: never published)."""
+        with self._lock:
+            return copy.deepcopy(self._homes.get(user_id))
 
     # ---- request handling
 
@@ -1129,13 +1253,42 @@ class SlackApiServer:
             user = _user_record(args["user"], self.identity["team_id"])
         return {"user": copy.deepcopy(user)}
 
-    def _views_open(self, args: dict[str, Any]) -> dict[str, Any]:
-        view_id = f"V{len(self._views) + 1:08d}"
-        view = {**copy.deepcopy(args["view"]), "id": view_id, "team_id": self.identity["team_id"],
+    def _new_view_id(self) -> str:
+        self._view_count += 1
+        return f"V{self._view_count:08d}"
+
+    def _view_record(self, view: Mapping[str, Any], view_id: str, root_view_id: str) -> dict[str, Any]:
+        return {**copy.deepcopy(dict(view)), "id": view_id, "team_id": self.identity["team_id"],
                 "app_id": self.identity["app_id"], "bot_id": self.identity["bot_id"],
-                "root_view_id": view_id, "state": {"values": {}}, "hash": f"{time.time():.7f}"}
+                "root_view_id": root_view_id, "previous_view_id": None, "state": {"values": {}},
+                "hash": f"{time.time():.7f}.{view_id}"}
+
+    def _views_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        view_id = self._new_view_id()
+        view = self._view_record(args["view"], view_id, view_id)
         self._views.append({"trigger_id": args.get("trigger_id"),
                             "interactivity_pointer": args.get("interactivity_pointer"), "view": view})
+        return {"view": view}
+
+    def _views_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        wanted = args.get("view_id") or args.get("external_id")
+        key = "id" if args.get("view_id") else "external_id"
+        entry = next((e for e in self._views if e["view"].get(key) == wanted), None)
+        if entry is None:
+            raise ApiError("not_found")
+        if args.get("hash") and args["hash"] != entry["view"]["hash"]:
+            raise ApiError("hash_conflict")
+        current = entry["view"]
+        entry["view"] = self._view_record(args["view"], current["id"], current["root_view_id"])
+        return {"view": entry["view"]}
+
+    def _views_publish(self, args: dict[str, Any]) -> dict[str, Any]:
+        current = self._homes.get(args["user_id"])
+        if args.get("hash") and (current is None or args["hash"] != current["hash"]):
+            raise ApiError("hash_conflict")
+        view_id = current["id"] if current else self._new_view_id()
+        view = {**self._view_record(args["view"], view_id, view_id), "close": None, "submit": None}
+        self._homes[args["user_id"]] = view
         return {"view": view}
 
     def _reactions_add(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -308,6 +308,82 @@ def test_threads_users_views_and_recorded_calls(slack: SlackApiServer, client: W
     slack.assert_no_rejections()
 
 
+def test_views_publish_takes_a_home_view_for_a_user_and_keeps_it(slack: SlackApiServer, client: WebClient):
+    home = {"type": "home", "blocks": [section("Welcome home")]}
+    published = client.views_publish(user_id="U0BOSS001", view=home)["view"]
+    assert published["type"] == "home" and published["id"] and published["hash"]
+    assert slack.home_view("U0BOSS001")["blocks"] == [section("Welcome home")]
+    again = client.views_publish(user_id="U0BOSS001", view={"type": "home", "blocks": [section("Updated")]},
+                                 hash=published["hash"])["view"]
+    assert again["id"] == published["id"] and slack.home_view("U0BOSS001")["blocks"] == [section("Updated")]
+    assert slack.home_view("U0NOBODY1") is None
+    slack.assert_no_rejections()
+    stale = api_error(lambda: client.views_publish(user_id="U0BOSS001", view=home, hash=published["hash"]))
+    assert stale.response["error"] == "hash_conflict" and not slack.rejected_calls  # a state error
+
+
+def test_views_publish_is_validated_against_the_reference(slack: SlackApiServer, client: WebClient):
+    home = {"type": "home", "blocks": [section("hi")]}
+
+    def rejected(**args) -> dict:
+        return api_error(lambda: client.api_call("views.publish", json=args)).response
+
+    assert rejected(view=home)["response_metadata"]["messages"] == ["[ERROR] missing required field: user_id"]
+    assert rejected(user_id="U0BOSS001")["response_metadata"]["messages"] == [
+        "[ERROR] missing required field: view"]
+    assert rejected(user_id="C0GENERAL1", view=home)["response_metadata"]["messages"] == ["invalid `user_id`"]
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "x"}, "blocks": []}
+    assert rejected(user_id="U0BOSS001", view=modal)["response_metadata"]["messages"] == [
+        "[ERROR] must be a valid enum value [json-pointer:/view/type]"]
+    assert rejected(user_id="U0BOSS001", view={"type": "home"})["response_metadata"]["messages"] == [
+        "[ERROR] missing required field: blocks [json-pointer:/view]"]
+    too_many = rejected(user_id="U0BOSS001", view={"type": "home", "blocks": [section("b")] * 101})
+    assert "[ERROR] no more than 100 items allowed [json-pointer:/view/blocks]" in too_many["response_metadata"]["messages"]
+    long_text = rejected(user_id="U0BOSS001", view={"type": "home", "blocks": [section("y" * 3001)]})
+    assert long_text["response_metadata"]["messages"] == [
+        "[ERROR] must be less than 3001 characters [json-pointer:/view/blocks/0/text/text]"]
+    button = {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": "Go"},
+                                               "action_id": "go", "value": "v" * 2001}]}
+    assert rejected(user_id="U0BOSS001", view={"type": "home", "blocks": [button]})["response_metadata"][
+        "messages"] == ["[ERROR] must be less than 2001 characters [json-pointer:/view/blocks/0/elements/0/value]"]
+    assert all(call.error == "invalid_arguments" for call in slack.rejected_calls)
+    assert len(slack.rejected_calls) == 8
+    assert client.views_publish(user_id="U0BOSS001", view={"type": "home", "blocks": [section("b")] * 100})["ok"]
+
+
+def test_modals_are_validated_and_updated_in_place(slack: SlackApiServer, client: WebClient):
+    radio = {"type": "input", "block_id": "reason", "label": {"type": "plain_text", "text": "Why?"},
+             "element": {"type": "radio_buttons", "action_id": "reason", "options": [
+                 {"text": {"type": "plain_text", "text": "Outdated"}, "value": "outdated"}]}}
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Feedback"},
+             "submit": {"type": "plain_text", "text": "Send"}, "blocks": [radio]}
+    opened = client.views_open(trigger_id="1.2.3", view=modal)["view"]
+    updated = client.views_update(view_id=opened["id"], hash=opened["hash"],
+                                  view={**modal, "blocks": [section("Thanks")]})["view"]
+    assert updated["id"] == opened["id"] and slack.views[0]["view"]["blocks"] == [section("Thanks")]
+    slack.assert_no_rejections()
+    assert api_error(lambda: client.views_update(view_id=opened["id"], hash=opened["hash"], view=modal)).response[
+        "error"] == "hash_conflict"
+    assert api_error(lambda: client.views_update(view_id="V0UNKNOWN", view=modal)).response["error"] == "not_found"
+    assert not slack.rejected_calls, "state errors are not rejections"
+
+    def problems(view: dict) -> list[str]:
+        return api_error(lambda: client.views_open(trigger_id="1.2.3", view=view)).response[
+            "response_metadata"]["messages"]
+
+    assert problems({**modal, "type": "home"}) == ["[ERROR] must be a valid enum value [json-pointer:/view/type]"]
+    assert problems({"type": "modal", "blocks": []}) == ["[ERROR] missing required field: title [json-pointer:/view]"]
+    assert problems({**modal, "title": {"type": "plain_text", "text": "t" * 25}}) == [
+        "[ERROR] must be less than 25 characters [json-pointer:/view/title/text]"]
+    assert problems({**modal, "submit": None}) == [
+        "[ERROR] missing required field: submit (the view has input blocks) [json-pointer:/view]"]
+    eleven = {**radio, "element": {**radio["element"], "options": radio["element"]["options"] * 11}}
+    assert problems({**modal, "blocks": [eleven]}) == [
+        "[ERROR] no more than 10 items allowed [json-pointer:/view/blocks/0/element/options]"]
+    assert problems({**modal, "private_metadata": "m" * 3001}) == [
+        "[ERROR] must be less than 3001 characters [json-pointer:/view/private_metadata]"]
+
+
 def test_scripted_response_for_a_stateless_method(slack: SlackApiServer, client: WebClient):
     slack.set_response("conversations.info", {"channel": {"id": CHANNEL, "is_im": False}})
     assert client.conversations_info(channel=CHANNEL)["channel"]["id"] == CHANNEL

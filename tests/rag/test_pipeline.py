@@ -156,7 +156,7 @@ def test_rewriter_down_searches_the_question_as_asked(handbook):
     assert any("rewriter is unavailable" in n for n in answer.notices)
 
 
-def test_a_wrong_source_vote_demotes_that_chunk_for_similar_questions(handbook):
+def test_wrong_source_votes_of_two_people_demote_that_chunk_for_similar_questions(handbook):
     from rag.feedback import CitedChunk, citation_target
 
     # The subject is the order of sources, not the gate: a low fixed threshold keeps every answer.
@@ -172,6 +172,9 @@ def test_a_wrong_source_vote_demotes_that_chunk_for_similar_questions(handbook):
         answer_id = store.record_answer(first.question, first.text, [CitedChunk(top.id, top.file, "x")],
                                         first.index_version, "C1", "U1", vector)
         store.vote(answer_id, "U2", citation_target(1), -1, "C1")
+        _, one_flag = await collect(pipeline, "What happens if I lose my laptop?!")
+        assert one_flag.sources[0].id == top.id, "one person's flag alone does not move it"
+        store.vote(answer_id, "U3", citation_target(1), -1, "C1")
         _, similar = await collect(pipeline, "What happens if I lose my laptop?!")
         _, unrelated = await collect(pipeline, "出差吃饭能报多少?")
         return top, similar, unrelated

@@ -1,11 +1,11 @@
-"""Feedback in SQLite: durable, one vote per user and target, and the demotion it drives."""
+"""Feedback in SQLite: durable, one vote per user and target, reasons, retention."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from rag.feedback import ANSWER, CitedChunk, FeedbackAdjuster, FeedbackStore, citation_target
+from rag.feedback import ANSWER, CitedChunk, FeedbackAdjuster, FeedbackRules, FeedbackStore, citation_target, summary
 
 CITED = [CitedChunk("c-meals", "travel.md", "Travel › Meals · v1"), CitedChunk("c-hotels", "travel.md", "Travel › Hotels · v1")]
 
@@ -43,32 +43,60 @@ def test_citation_votes_name_the_chunk_and_bad_targets_are_refused(tmp_path):
         store.vote("nope", "U2", ANSWER, -1, "C1")
 
 
-def test_summary_ranks_down_voted_documents_and_citations(tmp_path):
+def test_summary_ranks_down_voted_answers_with_reasons_and_flagged_passages(tmp_path):
     store = FeedbackStore(tmp_path / "f.sqlite3")
-    a = store.record_answer("q1", "a", CITED, "v1", "C1", "U1")
-    b = store.record_answer("q2", "b", CITED[1:], "v1", "C1", "U1")
+    a = store.record_answer("q1", "a", CITED, "v1", "C1", "U1", unit(1, 0))
+    b = store.record_answer("q2", "b", CITED[1:], "v1", "C1", "U1", unit(0, 1))
     store.vote(a, "U2", citation_target(2), -1, "C1")
     store.vote(b, "U3", ANSWER, -1, "C1")
+    store.set_reason(b, "U3", "outdated", "the limit changed in March")
+    store.vote(b, "U5", ANSWER, -1, "C1")
     store.vote(a, "U4", ANSWER, 1, "C1")
-    summary = store.summary()
-    assert summary["citations"][0] == {"chunk_id": "c-hotels", "file": "travel.md", "location": "Travel › Hotels · v1",
-                                       "down_votes": 2}
-    assert summary["documents"] == [{"file": "travel.md", "down_votes": 2}]
+    result = summary(store, FeedbackAdjuster(store))
+    assert [(r["question"], r["down_votes"], r["reasons"], r["comments"]) for r in result["answers"]] == [
+        ("q2", 2, {"outdated": 1}, ["the limit changed in March"])], "q1 has a 👍 and no 👎"
+    assert [(p["chunk_id"], p["flaggers"], p["status"]) for p in result["passages"]] == [("c-hotels", ["U2"], "pending")]
+    assert result["documents"] == [{"file": "travel.md", "flags": 1}]
 
 
-def test_down_votes_demote_only_for_similar_questions(tmp_path):
+def test_a_reason_belongs_to_a_down_vote_and_goes_when_the_vote_changes(tmp_path):
     store = FeedbackStore(tmp_path / "f.sqlite3")
-    adjuster = FeedbackAdjuster(store, similarity=0.9, penalty=0.5)
-    answer_id = store.record_answer("q", "a", CITED, "v1", "C1", "U1", unit(1, 0, 0))
-    assert adjuster.demotions(unit(1, 0, 0)) == {}
-    store.vote(answer_id, "U2", citation_target(1), -1, "C1")
-    assert adjuster.demotions(unit(1, 0.1, 0)) == {"c-meals": 0.5}
-    assert adjuster.demotions(unit(0, 1, 0)) == {}, "an unrelated question is not affected"
-    store.vote(answer_id, "U3", ANSWER, -1, "C1")
-    assert adjuster.demotions(unit(1, 0, 0)) == {"c-meals": pytest.approx(0.5 * 0.5 ** 0.5),
-                                                  "c-hotels": pytest.approx(0.5 ** 0.5)}
-    store.vote(answer_id, "U2", citation_target(1), 1, "C1")  # changed their mind
-    assert "c-meals" in adjuster.demotions(unit(1, 0, 0)) and adjuster.demotions(unit(1, 0, 0))["c-meals"] > 0.5
+    a = store.record_answer("q", "a", CITED, "v1", "C1", "U1")
+    with pytest.raises(KeyError):
+        store.set_reason(a, "U2", "incomplete")
+    store.vote(a, "U2", ANSWER, -1, "C1")
+    with pytest.raises(ValueError):
+        store.set_reason(a, "U2", "boring")
+    store.set_reason(a, "U2", "other", "  " + "x" * 3000)
+    vote = store.votes()[0]
+    assert vote.reason == "other" and len(vote.comment) == 2000
+    store.vote(a, "U2", ANSWER, -1, "C1")
+    assert store.votes()[0].reason == "other", "the same vote again keeps its reason"
+    store.vote(a, "U2", ANSWER, 1, "C1")
+    assert store.votes()[0].reason is None and store.votes()[0].comment is None
+    with pytest.raises(KeyError):
+        store.set_reason(a, "U2", "outdated")  # a reason explains a 👎, not a 👍
+
+
+def test_an_older_database_is_migrated_in_place(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.executescript("""
+            CREATE TABLE answers (answer_id TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL,
+                citations TEXT NOT NULL, index_version TEXT NOT NULL, channel TEXT NOT NULL, user TEXT NOT NULL,
+                created REAL NOT NULL, question_vector BLOB);
+            CREATE TABLE votes (answer_id TEXT NOT NULL, user TEXT NOT NULL, target TEXT NOT NULL,
+                value INTEGER NOT NULL, chunk_id TEXT, channel TEXT NOT NULL, updated REAL NOT NULL,
+                PRIMARY KEY (answer_id, user, target));""")
+        conn.execute("INSERT INTO answers VALUES ('a1', 'q', 'a', '[]', 'v1', 'C1', 'U1', 1e9, NULL)")
+        conn.execute("INSERT INTO votes VALUES ('a1', 'U2', 'answer', -1, NULL, 'C1', 1e9)")
+    store = FeedbackStore(path, retention_days=0)
+    vote = store.votes()[0]
+    assert (vote.user, vote.value, vote.admin, vote.reason, vote.platform) == ("U2", -1, False, None, "slack")
+    store.set_reason("a1", "U2", "incomplete")
+    assert store.answer("a1").platform == "slack"
 
 
 def _age(path, answer_id: str, days: float) -> None:
@@ -92,10 +120,11 @@ def test_answers_older_than_the_retention_are_pruned_with_their_votes_on_open(tm
     reopened = FeedbackStore(path)  # default retention: 180 days
     assert reopened.answer(old) is None and reopened.answer(recent) is not None
     assert [row["question"] for row in reopened.export()] == ["recent question"]
-    assert reopened.summary()["citations"] == [
-        {"chunk_id": c.chunk_id, "file": "travel.md", "location": c.location, "down_votes": 1} for c in CITED
-    ], "the old wrong-source vote no longer counts"
-    assert FeedbackAdjuster(reopened, similarity=0.9).demotions(unit(1, 0)) == {}, "nor demotes"
+    result = summary(reopened, FeedbackAdjuster(reopened))
+    assert result["passages"] == [] and [a["question"] for a in result["answers"]] == ["recent question"], \
+        "the old wrong-source vote no longer counts"
+    assert FeedbackAdjuster(reopened, FeedbackRules(similarity_en=0.9, min_voters=1)).demotions(unit(1, 0)) == {}, \
+        "nor demotes"
     with pytest.raises(KeyError):
         reopened.vote(old, "U4", ANSWER, 1, "C1")
 

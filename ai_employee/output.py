@@ -1,0 +1,42 @@
+"""What every command shares: the consoles, errors without a trace, JSON output, the knowledge base."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+
+from ai_employee.progress import stderr
+
+if TYPE_CHECKING:
+    from ai_employee.wiring import KnowledgeBase
+
+stdout = Console()
+
+
+def fail(message: str) -> None:
+    stderr.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(1)
+
+
+def print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def knowledge_base() -> KnowledgeBase:
+    from ai_employee.wiring import KnowledgeBase
+
+    return KnowledgeBase.default()
+
+
+def require_index(kb: KnowledgeBase) -> None:
+    """Fail before anything is created (data dir, caches, feedback database) when there is no index."""
+    from rag.index.snapshot import IndexNotFoundError
+
+    try:
+        kb.store.current_path()
+    except IndexNotFoundError as exc:
+        fail(str(exc))

@@ -1,0 +1,156 @@
+"""The App Home tab: published when someone opens it, and again after an admin acts on it.
+
+Admins see the index and the feedback to review, with "Confirm demotion" / "Undo" / "Show passage" per
+flagged passage and "Reindex now" (progress and report go to the admin's DM with the app, and the report
+then shows in the Home tab). Everyone else sees what the assistant knows and how to ask it. Every admin
+action checks again that the person is an admin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.blocks import cut, escape, source_modal
+from bot.home import (
+    CONFIRM_DEMOTION,
+    REINDEX_NOW,
+    REVIEW_DAYS,
+    SHOW_PASSAGE,
+    UNDO_DEMOTION,
+    AdminHome,
+    admin_home,
+    user_home,
+)
+from bot.listeners.actions import cited_chunk
+from bot.listeners.commands import BUSY, reindex_into
+from bot.services import BotServices
+from rag.feedback import CitedChunk, summary
+
+_log = logging.getLogger(__name__)
+DAY = 86400.0
+REVIEW_SCAN = 200  # answers and passages read for the Home tab (it shows the first few and counts the rest)
+HOME_BUSY = "A reindex is already running; its report will show in my Home tab when it finishes."
+REINDEX_STARTED = ":hourglass_flowing_sand: Reindex started — progress and the report are in our direct messages."
+
+
+async def publish_home(services: BotServices, client: AsyncWebClient, user: str, bot_user: str | None = None,
+                       notice: str | None = None) -> None:
+    """Publish the Home tab `user` should see (admin or not)."""
+    if await services.admins.is_admin(client, user):
+        data = await asyncio.to_thread(_admin_data, services)
+        data.notice = notice
+        view = admin_home(data)
+    else:
+        manifest = await asyncio.to_thread(_manifest, services)
+        view = user_home(manifest, bot_user, notice)
+    try:
+        await client.views_publish(user_id=user, view=view)
+    except SlackApiError as exc:  # e.g. not_enabled: the Home tab is switched off in the app's settings
+        _log.warning("could not publish the Home tab for %s: %s", user, exc.response.get("error"))
+
+
+def _manifest(services: BotServices):
+    return services.index.manifest() if services.index is not None else None
+
+
+def _admin_data(services: BotServices) -> AdminHome:
+    manifest = _manifest(services)
+    live = services.index.live() if services.index is not None and manifest is not None else None
+    since = services.feedback.now() - REVIEW_DAYS * DAY
+    review = summary(services.feedback, services.adjuster, limit=REVIEW_SCAN, since=since, live=live)
+    return AdminHome(manifest, review, running=services.reindexer.current, last=services.reindexer.last,
+                     min_voters=services.adjuster.rules.min_voters)
+
+
+def _cited(services: BotServices, chunk_id: str) -> tuple[CitedChunk | None, list[str]]:
+    """The passage as it was last cited, and the questions it was voted on (undone votes included: an admin
+    may look after an undo)."""
+    votes = sorted((v for v in services.feedback.citation_votes() if v.chunk_id == chunk_id), key=lambda v: v.updated)
+    return (votes[-1].cited if votes else None), list(dict.fromkeys(v.question for v in reversed(votes)))
+
+
+def _questions_note(questions: list[str], shown: int = 5) -> str | None:
+    if not questions:
+        return None
+    listed = "\n".join(f"• {cut(escape(' '.join(q.split())), 300)}" for q in questions[:shown])
+    more = f"\n… and {len(questions) - shown} more" if len(questions) > shown else ""
+    return f"*Voted on for these questions:*\n{listed}{more}"
+
+
+def _override(services: BotServices, chunk_id: str, action: str, user: str) -> str:
+    """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
+    cited, _ = _cited(services, chunk_id)
+    where = f"*{escape(cited.location)}*" if cited else "the passage"
+    services.feedback.override(chunk_id, action, user)
+    if action == "undo":
+        return (f":leftwards_arrow_with_hook: Undone for {where}: the votes on it so far no longer count, "
+                "so it ranks as before.")
+    status = next((a.status for a in services.adjuster.adjustments() if a.chunk_id == chunk_id), None)
+    if status == "demoted":
+        return f":white_check_mark: Demotion confirmed for {where}: it now ranks lower for similar questions."
+    return f":white_check_mark: Confirmed for {where}; its status is now *{escape(status or 'unknown')}*."
+
+
+def register(app: AsyncApp, services: BotServices) -> None:
+    @app.event("app_home_opened")
+    async def on_home_opened(event: dict, client: AsyncWebClient, context: dict) -> None:
+        if event.get("tab") != "home":  # the Messages tab: nothing to publish
+            return
+        await publish_home(services, client, event["user"], context.get("bot_user_id"))
+
+    @app.action(CONFIRM_DEMOTION)
+    @app.action(UNDO_DEMOTION)
+    async def on_override(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
+        await ack()
+        user = body["user"]["id"]
+        notice = None
+        if await services.admins.is_admin(client, user):
+            kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
+            notice = await asyncio.to_thread(_override, services, action["value"], kind, user)
+        await publish_home(services, client, user, context.get("bot_user_id"), notice)
+
+    @app.action(SHOW_PASSAGE)
+    async def on_show_passage(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        await ack()
+        if not await services.admins.is_admin(client, body["user"]["id"]):
+            return
+        cited, questions = await asyncio.to_thread(_cited, services, action["value"])
+        if cited is None:
+            return
+        await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
+            cited_chunk(cited), cited.location, title="Flagged passage", note=_questions_note(questions)))
+
+    @app.action(REINDEX_NOW)
+    async def on_reindex_now(ack, body: dict, client: AsyncWebClient, context: dict) -> None:
+        await ack()
+        user, bot_user = body["user"]["id"], context.get("bot_user_id")
+        if not await services.admins.is_admin(client, user):
+            await publish_home(services, client, user, bot_user)
+            return
+        if services.reindexer.running:
+            await _tell(client, user, HOME_BUSY)
+            await publish_home(services, client, user, bot_user)
+            return
+        running = asyncio.create_task(reindex_into(services, client, user, by=user))
+        await asyncio.sleep(0)  # the reindex takes its lock before the Home tab is published
+        await publish_home(services, client, user, bot_user, REINDEX_STARTED)
+        text = await running
+        if text == BUSY:  # another reindex won the race
+            notice = HOME_BUSY
+        elif text.startswith(":white_check_mark:"):
+            notice = ":white_check_mark: Reindex finished — the report is below (and in our direct messages)."
+        else:
+            notice = ":x: The reindex failed — the previous index is still serving. The reason is below."
+        await publish_home(services, client, user, bot_user, notice)
+
+
+async def _tell(client: AsyncWebClient, user: str, text: str) -> None:
+    try:
+        await client.chat_postMessage(channel=user, text=text)
+    except SlackApiError as exc:
+        _log.warning("could not message %s: %s", user, exc.response.get("error"))

@@ -1,0 +1,34 @@
+"""The bot over HTTP against the local Slack Web API server, answering from the sample handbook."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from tests.bot.harness import start_bot
+from tests.conftest import HANDBOOK, build
+from tests.fakes.slack_api import SlackApiServer
+
+
+@pytest.fixture(scope="module")
+def handbook_index(shared_data_dir, tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("bot-index")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+@pytest.fixture
+def slack():
+    with SlackApiServer(users={"U0ADMIN01": {}, "U0OWNER01": {"is_owner": True}, "U0PLAIN01": {}}) as server:
+        yield server
+        server.assert_no_rejections()
+
+
+@pytest.fixture
+def bot(handbook_index, slack, tmp_path):
+    data_dir, index_dir = handbook_index
+    running = start_bot(data_dir, index_dir, slack.base_url, gate_threshold=0.85,
+                        feedback_db=tmp_path / "feedback.sqlite3")
+    yield running
+    running.stop()

@@ -1,0 +1,110 @@
+"""Feedback through Slack, over HTTP against the local Slack API: why an answer was not helpful, votes on
+cited passages, and what those votes do to the next answer."""
+
+from __future__ import annotations
+
+from tests.bot.harness import wait_for
+from tests.bot.slack_ui import ask, open_source, submit, thumbs, view_text, vote_on_source
+from tests.fakes.slack_api import view_problems
+
+REASON_LABELS = ["Wrong source", "Outdated", "Incomplete", "Other"]
+
+
+def reason_values(reason: str | None, comment: str | None) -> dict:
+    selected = None if reason is None else {"text": {"type": "plain_text", "text": reason.title()}, "value": reason}
+    return {"reason": {"reason": {"type": "radio_buttons", "selected_option": selected}},
+            "comment": {"comment": {"type": "plain_text_input", "value": comment}}}
+
+
+def test_a_down_vote_asks_why_and_keeps_the_reason_and_comment(bot, slack):
+    message, answer_id = ask(bot, slack, "How long must a password be?")
+    thumbs(bot, message, answer_id, "U0PLAIN01", up=False, trigger_id="trigger-down-1")
+    opened = wait_for(lambda: slack.calls_to("views.open"))[0]
+    assert opened.args["trigger_id"] == "trigger-down-1"
+    modal = opened.response["view"]
+    inputs = {b["block_id"]: b for b in modal["blocks"] if b["type"] == "input"}
+    assert [o["text"]["text"] for o in inputs["reason"]["element"]["options"]] == REASON_LABELS
+    assert inputs["comment"]["optional"] and inputs["comment"]["element"]["multiline"]
+    assert "Your :thumbsdown: is recorded" in view_text(modal) and modal["close"]["text"] == "Skip"
+    assert not slack.calls_to("chat.postEphemeral"), "for a 👎 the modal is the acknowledgement"
+    [vote] = bot.services.feedback.votes()
+    assert (vote.user, vote.value, vote.reason) == ("U0PLAIN01", -1, None), "recorded before any reason"
+
+    unanswered = submit(bot, modal, "U0PLAIN01", reason_values(None, "no reason picked"))
+    assert unanswered.json()["response_action"] == "errors" and "reason" in unanswered.json()["errors"]
+    assert bot.services.feedback.votes()[0].reason is None
+
+    sent = submit(bot, modal, "U0PLAIN01", reason_values("outdated", "Since March the minimum is 16 characters."))
+    assert sent.status_code == 200
+    reply = sent.json()
+    assert reply["response_action"] == "update" and not view_problems(reply["view"], ("modal",))
+    assert "your reason is recorded" in view_text(reply["view"]) and "Outdated" in view_text(reply["view"])
+    [vote] = bot.services.feedback.votes()
+    assert (vote.value, vote.reason, vote.comment) == (-1, "outdated", "Since March the minimum is 16 characters.")
+
+    # Someone else's 👎, and the modal closed without sending: the vote stays, without a reason.
+    thumbs(bot, message, answer_id, "U0OWNER01", up=False, trigger_id="trigger-down-2")
+    wait_for(lambda: len(slack.calls_to("views.open")) == 2)
+    votes = {v.user: v for v in bot.services.feedback.votes()}
+    assert (votes["U0OWNER01"].value, votes["U0OWNER01"].reason) == (-1, None)
+    assert votes["U0PLAIN01"].reason == "outdated"
+    # 👍 is still thanked with an ephemeral message, and asks nothing.
+    thumbs(bot, message, answer_id, "U0PLAIN02", up=True, trigger_id="trigger-up")
+    thanks = wait_for(lambda: slack.calls_to("chat.postEphemeral"))[0]
+    assert thanks.args["user"] == "U0PLAIN02" and thanks.args["text"] == "Thanks — your feedback is recorded."
+    assert len(slack.calls_to("views.open")) == 2
+
+
+def test_source_votes_record_plus_or_minus_one_on_the_cited_passage(bot, slack):
+    message, answer_id = ask(bot, slack, "出差吃饭能报多少?")
+    modal = open_source(bot, slack, message, 1, "U0PLAIN01")
+    labels = [e["text"]["text"] for b in modal["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert labels == ["This source is wrong", "This source helped"]
+
+    helped = vote_on_source(bot, slack, message, 1, "U0PLAIN01", helped=True)
+    assert "Thanks — marked as helpful." in helped
+    wrong = vote_on_source(bot, slack, message, 1, "U0PLAIN02", helped=False)
+    assert ("Marked as a wrong source — thanks. It will rank lower for similar questions once another person "
+            "agrees, or an admin confirms.") in wrong
+    chunk = bot.services.feedback.answer(answer_id).citations[0].chunk_id
+    rows = {(v.user, v.target, v.value, v.chunk_id, v.admin) for v in bot.services.feedback.votes()}
+    assert rows == {("U0PLAIN01", "citation:1", 1, chunk, False), ("U0PLAIN02", "citation:1", -1, chunk, False)}
+
+
+def test_two_people_flagging_a_passage_demote_it_for_the_next_similar_question_one_person_twice_does_not(bot, slack):
+    question = "How many days of annual leave do I get?"
+    message, answer_id = ask(bot, slack, question)
+    flagged = bot.services.feedback.answer(answer_id).citations[0].chunk_id
+
+    for _ in range(2):  # one person, twice
+        said = vote_on_source(bot, slack, message, 1, "U0PLAIN01", helped=False)
+        assert "once another person agrees" in said
+    _, same_id = ask(bot, slack, question)
+    assert bot.services.feedback.answer(same_id).citations[0].chunk_id == flagged
+    [pending] = bot.services.adjuster.adjustments()
+    assert (pending.chunk_id, pending.status, pending.flaggers) == (flagged, "pending", ["U0PLAIN01"])
+
+    said = vote_on_source(bot, slack, message, 1, "U0PLAIN02", helped=False)
+    assert "It now ranks lower for similar questions (others flagged it too)." in said
+    [demoted] = bot.services.adjuster.adjustments()
+    assert demoted.status == "demoted" and sorted(demoted.flaggers) == ["U0PLAIN01", "U0PLAIN02"]
+    _, next_id = ask(bot, slack, question)
+    cited = bot.services.feedback.answer(next_id).chunk_ids
+    assert cited and cited[0] != flagged, "asked again, the answer no longer cites the flagged passage first"
+
+
+def test_an_admins_single_flag_demotes_and_a_members_does_not(bot, slack):
+    message, answer_id = ask(bot, slack, "What happens if I lose my laptop?")
+    cited = bot.services.feedback.answer(answer_id).citations
+    said = vote_on_source(bot, slack, message, 1, "U0PLAIN01", helped=False)
+    assert "once another person agrees, or an admin confirms" in said
+    # A workspace owner (users.info says so), not listed in AIE_ADMIN_USER_IDS.
+    said = vote_on_source(bot, slack, message, 2, "U0OWNER01", helped=False)
+    assert "It now ranks lower for similar questions (an admin's flag counts at once)." in said
+    status = {a.chunk_id: (a.status, a.admin) for a in bot.services.adjuster.adjustments()}
+    assert status == {cited[0].chunk_id: ("pending", False), cited[1].chunk_id: ("demoted", True)}
+    admin_vote = next(v for v in bot.services.feedback.votes() if v.user == "U0OWNER01")
+    assert admin_vote.admin and admin_vote.value == -1
+    # The admin check is cached: a second vote by the owner does not ask users.info again.
+    vote_on_source(bot, slack, message, 1, "U0OWNER01", helped=True)
+    assert [c.args["user"] for c in slack.calls_to("users.info")].count("U0OWNER01") == 1

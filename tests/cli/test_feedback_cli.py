@@ -1,0 +1,83 @@
+"""`ai-employee feedback …` as admins use it: what votes do, undo, and the votes as an evaluation set."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from rag.feedback import ANSWER, CitedChunk, citation_target
+from tests.conftest import HANDBOOK, cli_env
+
+
+def run(data_dir: Path, feedback_db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "ai_employee.cli", *args],
+                            env=cli_env(data_dir) | {"AIE_FEEDBACK_DB": str(feedback_db)},
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def voted(shared_data_dir, tmp_path_factory):
+    """The handbook indexed, and votes as people would leave them in the bot."""
+    feedback_db = tmp_path_factory.mktemp("feedback") / "feedback.sqlite3"
+    kb = KnowledgeBase.default(Settings(data_dir=shared_data_dir, feedback_db=feedback_db, _env_file=None))
+    kb.refresh([HANDBOOK])
+
+    def answer(question: str, chunks) -> str:
+        cited = [CitedChunk(c.id, c.file, c.title, c.text) for c in chunks]
+        return kb.feedback.record_answer(question, "…", cited, "v", "C1", "U0", kb.embedder.embed_query(question))
+
+    password = "How long must a password be?"
+    good = kb.retriever.search(password, top_k=1)[0].chunk
+    kb.feedback.vote(answer(password, [good]), "U1", ANSWER, 1, "C1")  # 👍: its citation is gold
+    laptop = "What do I do if I lose my laptop?"
+    top = kb.retriever.search(laptop, top_k=1)[0].chunk
+    flagged = answer(laptop, [top])
+    for user in ("U2", "U3"):  # two people: this source is wrong
+        kb.feedback.vote(flagged, user, citation_target(1), -1, "C1")
+    meals = "出差吃饭能报多少?"
+    wrong = kb.retriever.search(meals, top_k=3)[2].chunk
+    down = answer(meals, [wrong])
+    kb.feedback.vote(down, "U4", ANSWER, -1, "C1")
+    kb.feedback.set_reason(down, "U4", "wrong source", "that is the hotel rule")
+    kb.feedback.close()
+    return shared_data_dir, feedback_db, good, top, wrong
+
+
+def test_adjustments_list_what_the_votes_do_and_undo_ends_it(voted):
+    data, db, _, top, _ = voted
+    listed = json.loads(run(data, db, "feedback", "adjustments", "--json").stdout)
+    assert [(a["chunk_id"], sorted(a["flaggers"]), a["status"]) for a in listed] == [(top.id, ["U2", "U3"], "demoted")]
+    summary = json.loads(run(data, db, "feedback", "summary", "--json").stdout)
+    assert summary["answers"][0]["reasons"] == {"wrong source": 1}
+    assert summary["answers"][0]["comments"] == ["that is the hotel rule"]
+
+
+def test_the_votes_become_an_evaluation_set_that_eval_reads(voted, tmp_path):
+    data, db, good, top, wrong = voted
+    out = tmp_path / "from-users"
+    written = json.loads(run(data, db, "feedback", "export", "--eval", str(out), "--json").stdout)
+    assert (written["questions"], written["with_gold"], written["with_negatives"]) == (3, 1, 2)
+    assert (out / "docs").resolve() == HANDBOOK.resolve()
+    rows = {r["question"]: r for r in map(json.loads, (out / "questions.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert rows["How long must a password be?"]["gold"] == [{"file": good.file, "text": good.text}]
+    assert rows["What do I do if I lose my laptop?"]["negatives"] == [{"file": top.file, "text": top.text}]
+    assert rows["出差吃饭能报多少?"]["negatives"] == [{"file": wrong.file, "text": wrong.text}]
+    assert rows["出差吃饭能报多少?"]["lang"] == "zh" and rows["出差吃饭能报多少?"]["answerable"]
+
+    plain = json.loads(run(data, db, "eval", str(out), "--json").stdout)
+    assert plain["questions"] == 3 and plain["answerable"] == 1 and plain["recall@5"] == 1.0
+    assert plain["with_negatives"] == 2 and plain["negative@5"] == 1.0, "each rejected passage is still retrieved"
+    ranked = json.loads(run(data, db, "eval", str(out), "--feedback", "--json").stdout)
+    assert ranked["recall@5"] == 1.0
+    assert ranked["negative@5"] <= plain["negative@5"]
+    results = [json.loads(line) for line in Path(ranked["results"]).read_text(encoding="utf-8").splitlines()]
+    laptop = next(r for r in results if r["id"] == rows["What do I do if I lose my laptop?"]["id"])
+    assert laptop["results"][0]["text"] != top.text, "the passage two people flagged no longer comes first"
