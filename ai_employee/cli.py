@@ -367,13 +367,14 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 def serve(
     port: Annotated[int, typer.Option(envvar="PORT", help="HTTP port (Events API endpoint and /health).")] = 3000,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "0.0.0.0",
-    socket_mode: Annotated[bool, typer.Option("--socket-mode", help="Connect with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
+    socket_mode: Annotated[bool, typer.Option(
+        "--socket-mode", help="Connect with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
 ) -> None:
     """Run the Slack bot: answers mentions, DMs, thread follow-ups and assistant threads; /reindex for admins."""
     from ai_employee.wiring import make_bot
-    from bot.config import MissingCredentials, SlackSettings
-    from bot.logs import configure
+    from bot.core.logs import configure
     from bot.server import serve_http, serve_socket_mode
+    from bot.slack.config import MissingCredentials, SlackSettings
 
     slack = SlackSettings()
     try:
@@ -381,12 +382,11 @@ def serve(
     except MissingCredentials as exc:
         fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
-    kb = knowledge_base()
-    bolt_app, _, health = make_bot(kb, slack)
+    bot = make_bot(knowledge_base(), slack)
     if socket_mode:
-        asyncio.run(serve_socket_mode(bolt_app, slack.slack_app_token, health, host, port))
+        asyncio.run(serve_socket_mode(bot.slack_app, slack.slack_app_token, bot.web_app(), host, port))
     else:
-        asyncio.run(serve_http(bolt_app, health, host, port))
+        asyncio.run(serve_http(bot.web_app(), host, port, "Slack events"))
 
 
 app.add_typer(feedback_app, name="feedback")

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from rag.config import Settings
 
 if TYPE_CHECKING:
-    from bot.config import SlackSettings
+    from slack_bolt.async_app import AsyncApp
+
+    from bot.core.config import ChatSettings
+    from bot.core.services import CoreServices
+    from bot.server import Routes
+    from bot.slack.config import SlackSettings
+    from bot.slack.services import SlackServices
     from rag.embedding.base import Embedder
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
@@ -208,19 +214,54 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     )
 
 
-def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
-    """The Slack app and what it needs; returns (app, services, health)."""
-    from bot.answering import Answerer
-    from bot.app import create_app
-    from bot.config import SlackSettings
-    from bot.dedup import Dedup
-    from bot.reindex import NoDocumentFolders, Reindexer
-    from bot.services import BotServices, IndexInfo
+@dataclass
+class Bot:
+    """The chat surfaces that are configured, around one shared core."""
+
+    services: CoreServices
+    health: Callable[[], dict]
+    slack_app: AsyncApp | None = None
+    slack_services: SlackServices | None = None
+
+    def routes(self) -> list[Routes]:
+        from bot.slack.app import add_routes
+
+        surfaces: list[Routes] = []
+        if self.slack_app is not None:
+            app = self.slack_app
+            surfaces.append(lambda application: add_routes(application, app))
+        return surfaces
+
+    def web_app(self):
+        from bot.server import web_app
+
+        return web_app(self.health, self.routes())
+
+
+def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, chat: ChatSettings | None = None) -> Bot:
+    """The configured chat surfaces on one core."""
+    services = make_core(kb, chat)
+    bot = Bot(services, _health(kb, services))
+    if slack is not None:
+        from bot.slack.app import create_app
+        from bot.slack.services import SlackServices
+
+        bot.slack_services = SlackServices(**services.shared(), settings=slack)
+        bot.slack_app = create_app(bot.slack_services)
+    return bot
+
+
+def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServices:
+    from bot.core.answering import Answerer
+    from bot.core.config import ChatSettings
+    from bot.core.dedup import Dedup
+    from bot.core.reindex import NoDocumentFolders, Reindexer
+    from bot.core.services import CoreServices, IndexInfo
     from cache import make_dedup_store
 
-    slack = slack or SlackSettings()
+    chat = chat or ChatSettings()
     pipeline = make_pipeline(kb)
-    configured = [Path(p.strip()) for p in kb.settings.docs_paths.split(",") if p.strip()]
+    configured = kb.docs_paths
 
     def refresh(progress: Callable[[IndexProgress], None]) -> IndexReport:
         if kb.store.current_version():
@@ -236,18 +277,19 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None):
         except Exception:  # noqa: BLE001 - no index, or one the embedder cannot search: cannot tell
             return None
 
-    services = BotServices(
-        answerer=Answerer(pipeline, kb.feedback, slack),
+    return CoreServices(
+        answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers),
         feedback=kb.feedback,
         reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
         dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
-        settings=slack,
         adjuster=kb.adjuster,  # the one the pipeline demotes with
         index=IndexInfo(kb.store.current_manifest, live),
     )
 
-    def health() -> dict:
-        return {"status": "ok", "index_version": kb.store.current_version(), "cache": pipeline.cache.backend,
-                "reindexing": services.reindexer.running}
 
-    return create_app(services), services, health
+def _health(kb: KnowledgeBase, services: CoreServices) -> Callable[[], dict]:
+    def health() -> dict:
+        return {"status": "ok", "index_version": kb.store.current_version(),
+                "cache": services.answerer.pipeline.cache.backend, "reindexing": services.reindexer.running}
+
+    return health

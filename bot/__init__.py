@@ -1,1 +1,1 @@
-"""Slack bot: Bolt handlers on top of the answering pipeline (see the Slack bot issue)."""
+"""The chat surfaces: a platform-neutral core (answering, votes, reindex) and a thin Slack adapter."""

@@ -1,4 +1,5 @@
-"""Serve the app: HTTP (Events API, interactivity and commands on one port, plus /health) or Socket Mode."""
+"""Serve the chat surfaces over HTTP on one port — Slack on /slack/events — with /health for the host; or
+Slack through Socket Mode, with /health still on HTTP."""
 
 from __future__ import annotations
 
@@ -7,46 +8,43 @@ import logging
 from collections.abc import Callable
 
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.async_app import AsyncApp
 
 _log = logging.getLogger(__name__)
-EVENTS_PATH = "/slack/events"
+
+Routes = Callable[[web.Application], None]  # a surface adds its endpoints
 
 
-def web_app(app: AsyncApp, health: Callable[[], dict]) -> web.Application:
-    async def slack(request: web.Request) -> web.Response:
-        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
-
+def web_app(health: Callable[[], dict], surfaces: list[Routes]) -> web.Application:
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response(health())
 
     application = web.Application()
-    application.router.add_post(EVENTS_PATH, slack)
+    for add_routes in surfaces:
+        add_routes(application)
     application.router.add_get("/health", healthz)
     return application
 
 
-async def serve_http(app: AsyncApp, health: Callable[[], dict], host: str, port: int) -> None:
-    runner = web.AppRunner(web_app(app, health))
+async def serve_http(application: web.Application, host: str, port: int, what: str) -> None:
+    runner = web.AppRunner(application)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    _log.info("serving Slack events on http://%s:%d%s (health: /health)", host, port, EVENTS_PATH)
+    _log.info("serving %s on http://%s:%d (health: /health)", what, host, port)
     try:
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
 
 
-async def serve_socket_mode(app: AsyncApp, app_token: str, health: Callable[[], dict], host: str, port: int) -> None:
+async def serve_socket_mode(slack_app, app_token: str, application: web.Application, host: str, port: int) -> None:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
-    runner = web.AppRunner(web_app(app, health))  # the health endpoint stays available for the host
+    runner = web.AppRunner(application)  # the health endpoint stays on HTTP
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     _log.info("connecting to Slack with Socket Mode (health: http://%s:%d/health)", host, port)
     try:
-        await AsyncSocketModeHandler(app, app_token).start_async()
+        await AsyncSocketModeHandler(slack_app, app_token).start_async()
     finally:
         await runner.cleanup()

@@ -18,8 +18,8 @@ import httpx
 from aiohttp import web
 
 from ai_employee.wiring import KnowledgeBase, make_bot
-from bot.config import SlackSettings
-from bot.server import web_app
+from bot.core.config import ChatSettings
+from bot.slack.config import SlackSettings
 from rag.config import Settings
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -83,11 +83,11 @@ class RunningBot:
 
 
 def start_bot(data_dir: Path, index_dir: Path, slack_url: str, slack_settings: dict[str, Any] | None = None,
-              **settings: Any) -> RunningBot:
+              chat_settings: dict[str, Any] | None = None, **settings: Any) -> RunningBot:
     kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir)
     slack = SlackSettings(_env_file=None, slack_bot_token="xoxb-test-token", slack_signing_secret=SIGNING_SECRET,
                           slack_api_url=slack_url, AIE_ADMIN_USER_IDS="U0ADMIN01", **(slack_settings or {}))
-    app, services, health = make_bot(kb, slack)
+    bot = make_bot(kb, slack, ChatSettings(_env_file=None, **(chat_settings or {})))
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     box: dict[str, Any] = {}
@@ -96,7 +96,7 @@ def start_bot(data_dir: Path, index_dir: Path, slack_url: str, slack_settings: d
         asyncio.set_event_loop(loop)
 
         async def boot() -> None:
-            runner = web.AppRunner(web_app(app, health))
+            runner = web.AppRunner(bot.web_app())
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)
             await site.start()
@@ -109,7 +109,7 @@ def start_bot(data_dir: Path, index_dir: Path, slack_url: str, slack_settings: d
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     ready.wait(30)
-    return RunningBot(f"http://127.0.0.1:{box['port']}", services, kb, loop, thread, box["runner"])
+    return RunningBot(f"http://127.0.0.1:{box['port']}", bot.services, kb, loop, thread, box["runner"])
 
 
 def wait_for(condition, timeout: float = 120.0, interval: float = 0.1):

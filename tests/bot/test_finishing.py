@@ -96,7 +96,7 @@ def test_a_final_update_slack_refuses_is_explained_in_the_thread(handbook_index,
         bot = run_bot(handbook_index, slack, tmp_path, models)
         slack.fail_next("chat.update", error="invalid_blocks")
         try:
-            with caplog.at_level(logging.ERROR, logger="bot.answering"):
+            with caplog.at_level(logging.ERROR, logger="bot.core.answering"):
                 event = mention(slack, "How long must a password be?")
                 bot.event(event)
                 note = wait_for(lambda: [c for c in slack.calls_to("chat.postMessage")

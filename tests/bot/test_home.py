@@ -7,8 +7,9 @@ from __future__ import annotations
 import threading
 import time
 
-from bot.home import AdminHome, admin_home, user_home
-from bot.reindex import ReindexRun
+from bot.core.reindex import ReindexRun, run_text
+from bot.slack.blocks import SLACK_STYLE
+from bot.slack.home import AdminHome, admin_home, user_home
 from rag.index.snapshot import FileRecord, Manifest
 from tests.bot.harness import wait_for
 from tests.bot.slack_ui import (
@@ -85,7 +86,7 @@ def test_the_admin_home_shows_the_index_and_the_feedback_and_acts_on_it(bot, sla
     wait_for(lambda: publishes(slack, "U0ADMIN01") >= 5, timeout=300)
     dm = [c.args["text"] for c in slack.calls_to("chat.postMessage") + slack.calls_to("chat.update")
           if c.args.get("channel") == "U0ADMIN01"]
-    report = bot.services.reindexer.last.text
+    report = run_text(bot.services.reindexer.last, SLACK_STYLE)
     assert report in dm and report.startswith(":white_check_mark:"), dm
     after = view_text(published(slack, "U0ADMIN01", after=4))
     assert "Reindex finished" in after and "Last reindex" in after and report in after
@@ -176,7 +177,7 @@ def big_review(n: int = 60) -> dict:
 def test_long_lists_fit_the_home_tab_and_say_how_many_were_left_out(slack):
     from slack_sdk import WebClient
 
-    last = ReindexRun("U0ADMIN01", 1.7e9, 1.7e9 + 60, True, ":white_check_mark: Reindex finished\n" + "• `x` — y\n" * 900)
+    last = ReindexRun("U0ADMIN01", 1.7e9, 1.7e9 + 60, None, "a reason. " * 900)
     views = {"admin": admin_home(AdminHome(big_manifest(), big_review(), last=last, notice="n" * 5000)),
              "member": user_home(big_manifest(), "U0FAKEBOT", notice="n" * 5000)}
     client = WebClient(token="xoxb-test", base_url=slack.base_url)

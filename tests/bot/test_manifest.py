@@ -5,7 +5,7 @@ import json
 
 import yaml
 
-from bot.server import EVENTS_PATH
+from bot.slack.app import EVENTS_PATH
 from tests.conftest import PROJECT
 
 REFERENCE = PROJECT.parent / "shared" / "slack-api-ref" / "events"

@@ -10,9 +10,9 @@ import time
 import httpx
 import pytest
 
-from bot.app import create_app
-from bot.config import SlackSettings
-from bot.services import BotServices
+from bot.slack.app import create_app
+from bot.slack.config import SlackSettings
+from bot.slack.services import SlackServices
 from tests.bot.harness import start_bot, wait_for
 from tests.bot.test_bot import final_answers, mention
 from tests.fakes.slack_api import SlackApiServer
@@ -96,7 +96,7 @@ def test_a_failed_reindex_gives_the_admin_a_short_reason_and_the_log_the_details
     empty.mkdir()
     bot = start_bot(shared_data_dir, tmp_path / "index", slack.base_url, docs_paths=str(empty))
     try:
-        with caplog.at_level(logging.ERROR, logger="bot.listeners.commands"):
+        with caplog.at_level(logging.ERROR, logger="bot.core.reindex"):
             assert "Reindexing" in bot.command("/reindex", "U0ADMIN01").text
             failed = wait_for(lambda: [c for c in slack.calls_to("chat.update") + slack.calls_to("chat.postMessage")
                                        if ":x:" in c.args.get("text", "")])[0]
@@ -111,7 +111,7 @@ def test_a_failed_reindex_gives_the_admin_a_short_reason_and_the_log_the_details
 def test_building_the_app_logs_no_unused_token_warning(monkeypatch, caplog):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")
     settings = SlackSettings(_env_file=None, slack_signing_secret="secret", slack_api_url="http://127.0.0.1:9/api")
-    services = BotServices(answerer=None, feedback=None, reindexer=None, dedup=None, settings=settings)
+    services = SlackServices(answerer=None, feedback=None, reindexer=None, dedup=None, settings=settings)
     with caplog.at_level(logging.DEBUG):
         app = create_app(services)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

@@ -3,7 +3,8 @@ import threading
 
 import pytest
 
-from bot.reindex import ReindexBusy, Reindexer, report_text
+from bot.core.reindex import ReindexBusy, Reindexer, report_text, run_text
+from bot.slack.blocks import SLACK_STYLE
 from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
 
 
@@ -26,22 +27,23 @@ def test_one_reindex_at_a_time_with_progress_updates():
         shown.append(text)
 
     async def run():
-        first = asyncio.create_task(reindexer.run(show, by="U0ADMIN01"))
+        first = asyncio.create_task(reindexer.run(show, SLACK_STYLE, by="U0ADMIN01"))
         await asyncio.sleep(0.2)
         assert reindexer.running and reindexer.current.by == "U0ADMIN01" and reindexer.last is None
         with pytest.raises(ReindexBusy):
-            await reindexer.run(show)
+            await reindexer.run(show, SLACK_STYLE)
         release.set()
         return await first
 
     report = asyncio.run(run())
     assert report.version == "v2" and warmed == [True] and not reindexer.running
     assert any("files 3/3" in text for text in shown)
-    text = report_text(report)
+    text = report_text(report, SLACK_STYLE)
     assert "now serving version `v2`" in text and "`f2.md`" in text and "`bad.pdf` — corrupt PDF" in text
     assert "Removed:* `old.md`" in text
     last = reindexer.last  # kept for the admins' Home tab
-    assert (last.by, last.ok, last.text) == ("U0ADMIN01", True, text) and last.finished >= last.started
+    assert (last.by, last.ok, last.report, run_text(last, SLACK_STYLE)) == ("U0ADMIN01", True, report, text)
+    assert last.finished >= last.started
     assert reindexer.current is None
 
 
@@ -55,7 +57,8 @@ def test_a_failed_reindex_is_kept_with_its_short_reason():
         pass
 
     with pytest.raises(EmptyIndexError):
-        asyncio.run(reindexer.run(quiet, by="U0OWNER01"))
+        asyncio.run(reindexer.run(quiet, SLACK_STYLE, by="U0OWNER01"))
     last = reindexer.last
     assert (last.by, last.ok) == ("U0OWNER01", False) and not reindexer.running and reindexer.current is None
-    assert last.text.startswith(":x: Reindex failed") and "/secret/path" not in last.text
+    told = run_text(last, SLACK_STYLE)
+    assert told.startswith(":x: Reindex failed") and "/secret/path" not in told

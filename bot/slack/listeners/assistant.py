@@ -11,13 +11,12 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.answering import clean_question
-from bot.listeners.conversation import first_time, question_from, thread_history
-from bot.services import BotServices
+from bot.core.answering import GREETING
+from bot.slack.listeners.conversation import answer_in_thread, clean_question, first_time, thread_history
+from bot.slack.services import SlackServices
 
 _log = logging.getLogger(__name__)
 
-GREETING = "Hi! Ask me anything about our policies and documents — I answer with sources you can check."
 SUGGESTED_PROMPTS = [
     {"title": "Meal allowance on trips", "message": "How much is the daily meal allowance on a business trip?"},
     {"title": "出差吃饭能报多少", "message": "出差吃饭能报多少?"},
@@ -26,7 +25,7 @@ SUGGESTED_PROMPTS = [
 ]
 
 
-def register(app: AsyncApp, services: BotServices) -> None:
+def register(app: AsyncApp, services: SlackServices) -> None:
     assistant = AsyncAssistant()
 
     @assistant.thread_started
@@ -42,7 +41,8 @@ def register(app: AsyncApp, services: BotServices) -> None:
         await set_status("is searching the knowledge base…")
         history = await thread_history(client, payload["channel"], payload["thread_ts"], payload["ts"],
                                        context.get("bot_user_id"), context.get("bot_id"))
-        question = question_from(payload, clean_question(payload.get("text", "")), history, body.get("event_id", ""))
-        await services.answerer.answer(client, question)  # Slack clears the status when the reply arrives
+        # Slack clears the status when the reply arrives.
+        await answer_in_thread(services, client, payload, clean_question(payload.get("text", "")), history,
+                               body.get("event_id", ""))
 
     app.use(assistant)

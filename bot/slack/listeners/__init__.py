@@ -2,11 +2,11 @@
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.listeners import actions, assistant, commands, events, home
-from bot.services import BotServices
+from bot.slack.listeners import actions, assistant, commands, events, home
+from bot.slack.services import SlackServices
 
 
-def register(app: AsyncApp, services: BotServices) -> None:
+def register(app: AsyncApp, services: SlackServices) -> None:
     assistant.register(app, services)  # before `events`: it claims messages in assistant threads
     events.register(app, services)
     actions.register(app, services)

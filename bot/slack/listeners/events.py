@@ -7,22 +7,22 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.answering import clean_question
-from bot.listeners.conversation import (
+from bot.slack.listeners.conversation import (
+    answer_in_thread,
     bot_in_thread,
+    clean_question,
     first_time,
     mark_bot_thread,
-    question_from,
     thread_history,
 )
-from bot.services import BotServices
+from bot.slack.services import SlackServices
 
 _log = logging.getLogger(__name__)
 IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join", "channel_leave",
                     "thread_broadcast", "message_replied"}
 
 
-def register(app: AsyncApp, services: BotServices) -> None:
+def register(app: AsyncApp, services: SlackServices) -> None:
     async def answer(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
         if not await first_time(services.dedup, event["channel"], event["ts"]):
             return
@@ -35,9 +35,8 @@ def register(app: AsyncApp, services: BotServices) -> None:
         if event.get("thread_ts"):
             history = await thread_history(client, event["channel"], event["thread_ts"], event["ts"],
                                            context.get("bot_user_id"), context.get("bot_id"))
-        question = question_from(event, text, history, body.get("event_id", ""))
-        await mark_bot_thread(services.dedup, question.channel, question.thread_ts)
-        await services.answerer.answer(client, question)
+        await mark_bot_thread(services.dedup, event["channel"], event.get("thread_ts") or event["ts"])
+        await answer_in_thread(services, client, event, text, history, body.get("event_id", ""))
 
     @app.event("app_mention")
     async def on_mention(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:

@@ -10,7 +10,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import (
+from bot.core.votes import vote_on_answer
+from bot.slack.blocks import (
     COMMENT_ACTION,
     COMMENT_BLOCK,
     FEEDBACK,
@@ -26,8 +27,8 @@ from bot.blocks import (
     source_modal,
     vote_confirmation,
 )
-from bot.services import BotServices
-from rag.feedback import ANSWER, REASONS, CitedChunk, citation_target
+from bot.slack.services import SlackServices
+from rag.feedback import REASONS, CitedChunk, citation_target
 from rag.prompt import detect_language
 from rag.types import Chunk
 
@@ -52,23 +53,22 @@ def cited_chunk(cited: CitedChunk) -> Chunk:
                  cited.url)
 
 
-def register(app: AsyncApp, services: BotServices) -> None:
+def register(app: AsyncApp, services: SlackServices) -> None:
     store = services.feedback
 
     @app.action(FEEDBACK)
     async def on_feedback(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         direction, _, answer_id = action["value"].partition(":")
-        value = 1 if direction == "up" else -1
+        helpful = direction == "up"
         user, channel = body["user"]["id"], body["channel"]["id"]
         message = body.get("message", {})
         thread_ts = message.get("thread_ts") or message.get("ts")
-        try:
-            new = await asyncio.to_thread(store.vote, answer_id, user, ANSWER, value, channel)
-        except KeyError:
+        new = await vote_on_answer(store, answer_id, user, helpful, channel, "slack")
+        if new is None:
             await client.chat_postEphemeral(channel=channel, user=user, text=GONE, thread_ts=thread_ts)
             return
-        if value < 0 and body.get("trigger_id"):
+        if not helpful and body.get("trigger_id"):
             try:  # the 👎 is kept whatever happens to this optional question
                 await client.views_open(trigger_id=body["trigger_id"], view=reason_modal(answer_id))
                 return
@@ -118,7 +118,7 @@ def register(app: AsyncApp, services: BotServices) -> None:
         await client.views_update(view_id=view["id"], hash=view.get("hash"), view=vote_confirmation(view, text))
 
 
-def _vote_on_source(services: BotServices, answer_id: str, marker: int, user: str, value: int, admin: bool) -> str:
+def _vote_on_source(services: SlackServices, answer_id: str, marker: int, user: str, value: int, admin: bool) -> str:
     """Record a vote on a cited passage (blocking); the confirmation, saying what the vote does now."""
     recorded = services.feedback.answer(answer_id)
     if recorded is None or not 1 <= marker <= len(recorded.citations):
@@ -139,7 +139,7 @@ def _vote_on_source(services: BotServices, answer_id: str, marker: int, user: st
     return f"{FLAGGED} It will rank lower for similar questions once {others}, or an admin confirms."
 
 
-def _demoted_now(services: BotServices, question: str, version: str, cited: CitedChunk) -> bool | None:
+def _demoted_now(services: SlackServices, question: str, version: str, cited: CitedChunk) -> bool | None:
     """Whether the votes now demote the passage for this question (None: no way to tell)."""
     if services.adjuster is None or services.answerer is None:
         return None

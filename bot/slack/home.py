@@ -27,8 +27,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.blocks import SECTION_LIMIT, VIEW_BLOCK_LIMIT, cut, escape, reason_label
-from bot.reindex import ReindexRun
+from bot.core.reindex import ReindexRun, run_text
+from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
 from rag.index.snapshot import FileRecord, Manifest
 
 REINDEX_NOW = "home_reindex"
@@ -161,7 +161,7 @@ def _index_status(data: AdminHome) -> list:
     if last is not None and last.finished is not None:
         by = f" by {person(last.by)}" if last.by else ""
         head = f"*Last reindex* (started {when(last.started)}{by}, finished {when(last.finished)}):\n"
-        blocks.append(_section(head + cut(last.text, SECTION_LIMIT - len(head))))
+        blocks.append(_section(head + cut(run_text(last, SLACK_STYLE), SECTION_LIMIT - len(head))))
     elif manifest is not None:
         blocks.append(_context(f"No reindex from Slack since the bot started; the index was built "
                                f"{built_at(manifest)}."))

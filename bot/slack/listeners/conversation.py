@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.answering import Question, clean_question
-from bot.dedup import Dedup
+from bot.core.answering import Question
+from bot.core.dedup import Dedup
+from bot.slack.blocks import NO_INDEX
+from bot.slack.services import SlackServices
+from bot.slack.streaming import ThreadReply
 from cache import cache_key
 
 QUESTION_TTL = 24 * 3600
 BOT_THREAD_TTL = 30 * 24 * 3600
+_MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
+
+
+def clean_question(text: str) -> str:
+    """The question without @-mentions and Slack's link/formatting wrappers."""
+    text = _MENTION.sub(" ", text or "")
+    text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r"\2", text)
+    text = re.sub(r"<(https?://[^>]+)>", r"\1", text)
+    return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
 
 
 async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
@@ -59,13 +73,13 @@ async def thread_history(client: AsyncWebClient, channel: str, thread_ts: str, c
     return pairs[-turns:]
 
 
-def question_from(event: dict, text: str, history: list[tuple[str, str]], event_id: str) -> Question:
-    return Question(
-        text=text,
-        channel=event["channel"],
-        thread_ts=event.get("thread_ts") or event["ts"],
-        user=event.get("user", ""),
-        team=event.get("team") or event.get("user_team"),
-        history=history,
-        event_id=event_id,
-    )
+async def answer_in_thread(services: SlackServices, client: AsyncWebClient, event: dict, text: str,
+                           history: list[tuple[str, str]], event_id: str) -> None:
+    """Answer `text`, asked in `event` (a message or an assistant thread's message), in its thread."""
+    settings = services.settings
+    reply = ThreadReply(client, event["channel"], event.get("thread_ts") or event["ts"], user_id=event.get("user"),
+                        team_id=event.get("team") or event.get("user_team"),
+                        buffer_chars=settings.stream_buffer_chars, fallback_seconds=settings.fallback_update_seconds)
+    question = Question(text=text, conversation=event["channel"], user=event.get("user", ""), history=history,
+                        event_id=event_id, platform="slack")
+    await services.answerer.answer(question, reply, no_index_message=NO_INDEX)

@@ -1,4 +1,4 @@
-"""Structured logs: one JSON object per line, carrying the Slack event id of the request being served."""
+"""Structured logs: one JSON object per line, carrying the id of the event or activity being served."""
 
 from __future__ import annotations
 

@@ -20,9 +20,11 @@ class SlackSettings(BaseSettings):
     admin_user_ids: str = Field("", validation_alias="AIE_ADMIN_USER_IDS")  # comma-separated Slack user ids
     stream_buffer_chars: int = Field(120, validation_alias="AIE_STREAM_BUFFER_CHARS")
     fallback_update_seconds: float = Field(1.0, validation_alias="AIE_FALLBACK_UPDATE_SECONDS")
-    # Answers worked on at once; later questions wait their turn. Retrieval and extractive answers are
-    # CPU work, so on a small machine a burst of questions otherwise starves the acks and every answer.
-    max_concurrent_answers: int = Field(4, ge=1, validation_alias="AIE_MAX_CONCURRENT_ANSWERS")
+
+    @property
+    def configured(self) -> bool:
+        """Whether Slack is to be served: any of its credentials is set (`require` names what else is missing)."""
+        return bool(self.slack_bot_token or self.slack_signing_secret or self.slack_app_token)
 
     @property
     def admins(self) -> set[str]:

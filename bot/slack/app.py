@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import logging
 
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
 
-from bot.listeners import register
-from bot.logs import event_id_var
-from bot.services import BotServices
+from bot.core.logs import event_id_var
+from bot.slack.listeners import register
+from bot.slack.services import SlackServices
 from cache import cache_key
 
 _log = logging.getLogger(__name__)
 EVENT_TTL = 3600
+EVENTS_PATH = "/slack/events"  # Events API, interactivity and /reindex
 
 
-def create_app(services: BotServices) -> AsyncApp:
+def create_app(services: SlackServices) -> AsyncApp:
     settings = services.settings
     # Bolt builds the client from the token: given a client as well, it warns that $SLACK_BOT_TOKEN is unused.
     app = AsyncApp(token=settings.slack_bot_token, signing_secret=settings.slack_signing_secret or "",
@@ -39,3 +42,10 @@ def create_app(services: BotServices) -> AsyncApp:
 
     register(app, services)
     return app
+
+
+def add_routes(application: web.Application, app: AsyncApp) -> None:
+    async def slack(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
+
+    application.router.add_post(EVENTS_PATH, slack)

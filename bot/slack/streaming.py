@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import escape, paginate, plain_summary
+from bot.core.answering import AnswerStopped, DeliveryError
+from bot.slack.blocks import answer_blocks, escape, paginate, plain_summary
+from rag.types import Answer
 
 _log = logging.getLogger(__name__)
 
@@ -29,11 +33,18 @@ STREAM_APPEND_LIMIT = 12_000
 STOPPED_BY_USER = "stopped_by_user"
 
 
-class StreamStopped(Exception):
-    """The user stopped the answer in Slack: stop generating."""
+@asynccontextmanager
+async def delivering() -> AsyncIterator[None]:
+    """Slack's errors as the core's DeliveryError (with Slack's error code as the reason)."""
+    try:
+        yield
+    except SlackApiError as exc:
+        raise DeliveryError(str(exc.response.get("error") or exc.response.status_code)) from exc
 
 
 class ThreadReply:
+    """The core's ReplySink for a Slack thread."""
+
     def __init__(
         self,
         client: AsyncWebClient,
@@ -66,6 +77,10 @@ class ThreadReply:
         self._line_start = True  # the text sent so far ends a line
 
     async def append(self, text: str) -> None:
+        async with delivering():
+            await self._append(text)
+
+    async def _append(self, text: str) -> None:
         if not text:
             return
         self._pending += text
@@ -87,7 +102,7 @@ class ThreadReply:
             except SlackApiError as exc:
                 error = exc.response.get("error", "")
                 if error == STOPPED_BY_USER:
-                    raise StreamStopped(error) from None
+                    raise AnswerStopped(error) from None
                 _log.warning("Slack streaming failed (%s); falling back to message updates", error)
                 await self._end_stream()
                 self.mode = "update"
@@ -138,7 +153,11 @@ class ThreadReply:
         self._shown += text
         await self.client.chat_update(channel=self.channel, ts=self.message_ts[-1], text=self._shown)
 
-    async def finish(self, text: str, blocks: list[dict]) -> list[str]:
+    async def finish(self, answer: Answer, answer_id: str | None) -> None:
+        async with delivering():
+            await self.finish_blocks(answer.text, answer_blocks(answer, answer_id))
+
+    async def finish_blocks(self, text: str, blocks: list[dict]) -> list[str]:
         """Replace what was streamed with the final blocks; returns the message timestamps used."""
         rest, self._pending = self._pending, ""
         # The whole draft stays readable should the final update fail.
@@ -161,10 +180,15 @@ class ThreadReply:
 
     async def notice(self, message: str) -> None:
         """A short message of its own in the thread, after whatever this reply already shows."""
-        await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, text=message)
+        async with delivering():
+            await self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, text=message)
 
     async def fail(self, message: str) -> None:
         """End with a short, human error message (never a stack trace)."""
+        async with delivering():
+            await self._fail(message)
+
+    async def _fail(self, message: str) -> None:
         self._pending = ""
         await self._end_stream()
         if self.message_ts:

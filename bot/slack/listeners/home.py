@@ -15,8 +15,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import cut, escape, source_modal
-from bot.home import (
+from bot.slack.blocks import cut, escape, source_modal
+from bot.slack.home import (
     CONFIRM_DEMOTION,
     REINDEX_NOW,
     REVIEW_DAYS,
@@ -26,9 +26,9 @@ from bot.home import (
     admin_home,
     user_home,
 )
-from bot.listeners.actions import cited_chunk
-from bot.listeners.commands import BUSY, reindex_into
-from bot.services import BotServices
+from bot.slack.listeners.actions import cited_chunk
+from bot.slack.listeners.commands import reindex_into
+from bot.slack.services import SlackServices
 from rag.feedback import CitedChunk, summary
 
 _log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ HOME_BUSY = "A reindex is already running; its report will show in my Home tab w
 REINDEX_STARTED = ":hourglass_flowing_sand: Reindex started — progress and the report are in our direct messages."
 
 
-async def publish_home(services: BotServices, client: AsyncWebClient, user: str, bot_user: str | None = None,
+async def publish_home(services: SlackServices, client: AsyncWebClient, user: str, bot_user: str | None = None,
                        notice: str | None = None) -> None:
     """Publish the Home tab `user` should see (admin or not)."""
     if await services.admins.is_admin(client, user):
@@ -54,11 +54,11 @@ async def publish_home(services: BotServices, client: AsyncWebClient, user: str,
         _log.warning("could not publish the Home tab for %s: %s", user, exc.response.get("error"))
 
 
-def _manifest(services: BotServices):
+def _manifest(services: SlackServices):
     return services.index.manifest() if services.index is not None else None
 
 
-def _admin_data(services: BotServices) -> AdminHome:
+def _admin_data(services: SlackServices) -> AdminHome:
     manifest = _manifest(services)
     live = services.index.live() if services.index is not None and manifest is not None else None
     since = services.feedback.now() - REVIEW_DAYS * DAY
@@ -67,7 +67,7 @@ def _admin_data(services: BotServices) -> AdminHome:
                      min_voters=services.adjuster.rules.min_voters)
 
 
-def _cited(services: BotServices, chunk_id: str) -> tuple[CitedChunk | None, list[str]]:
+def _cited(services: SlackServices, chunk_id: str) -> tuple[CitedChunk | None, list[str]]:
     """The passage as it was last cited, and the questions it was voted on (undone votes included: an admin
     may look after an undo)."""
     votes = sorted((v for v in services.feedback.citation_votes() if v.chunk_id == chunk_id), key=lambda v: v.updated)
@@ -82,7 +82,7 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-def _override(services: BotServices, chunk_id: str, action: str, user: str) -> str:
+def _override(services: SlackServices, chunk_id: str, action: str, user: str) -> str:
     """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
     cited, _ = _cited(services, chunk_id)
     where = f"*{escape(cited.location)}*" if cited else "the passage"
@@ -96,7 +96,7 @@ def _override(services: BotServices, chunk_id: str, action: str, user: str) -> s
     return f":white_check_mark: Confirmed for {where}; its status is now *{escape(status or 'unknown')}*."
 
 
-def register(app: AsyncApp, services: BotServices) -> None:
+def register(app: AsyncApp, services: SlackServices) -> None:
     @app.event("app_home_opened")
     async def on_home_opened(event: dict, client: AsyncWebClient, context: dict) -> None:
         if event.get("tab") != "home":  # the Messages tab: nothing to publish
@@ -139,10 +139,10 @@ def register(app: AsyncApp, services: BotServices) -> None:
         running = asyncio.create_task(reindex_into(services, client, user, by=user))
         await asyncio.sleep(0)  # the reindex takes its lock before the Home tab is published
         await publish_home(services, client, user, bot_user, REINDEX_STARTED)
-        text = await running
-        if text == BUSY:  # another reindex won the race
+        outcome = await running
+        if outcome.busy:  # another reindex won the race
             notice = HOME_BUSY
-        elif text.startswith(":white_check_mark:"):
+        elif outcome.ok:
             notice = ":white_check_mark: Reindex finished — the report is below (and in our direct messages)."
         else:
             notice = ":x: The reindex failed — the previous index is still serving. The reason is below."

@@ -29,10 +29,14 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.core.answering import no_index
+from bot.core.reindex import TextStyle
 from rag.feedback import REASONS
 from rag.text import hard_split, sentence_spans
 from rag.types import Answer, Chunk, Citation
 
+SLACK_STYLE = TextStyle(working=":hourglass_flowing_sand:", done=":white_check_mark:", failed=":x:")
+NO_INDEX = no_index("`/reindex`")
 SECTION_LIMIT = 3000
 MARKDOWN_LIMIT = 12_000  # Slack's allowance for all markdown blocks of one message together
 BLOCK_LIMIT = 50

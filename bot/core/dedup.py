@@ -1,4 +1,5 @@
-"""De-duplication marks (Slack retries, the twin events of one mention, threads the bot answered).
+"""De-duplication marks (redelivered events, the twin events of one Slack mention, threads the bot
+answered).
 
 They live in a store of their own (see `cache.make_dedup_store`), and its calls — blocking network
 round trips with Redis — run on a few threads of their own, never on the event loop, and never queued

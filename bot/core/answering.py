@@ -1,0 +1,129 @@
+"""Answer one question in a conversation, whatever the chat platform: stream the pipeline into a reply,
+finish it with the cited answer, record it for feedback, and turn every failure into a short message.
+
+A platform adapter supplies the `ReplySink` (how text reaches its users) and the `Question`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rag.feedback import CitedChunk, FeedbackStore
+from rag.index.snapshot import IndexNotFoundError
+from rag.pipeline import AnswerPipeline, QuestionTooLong
+from rag.types import Answer
+
+_log = logging.getLogger(__name__)
+
+GREETING = "Hi! Ask me anything about our policies and documents — I answer with sources you can check."
+FAILED = "Sorry, something went wrong while answering. Please try again in a moment."
+NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sources and buttons are "
+                "missing. Please ask again in a moment.")
+
+
+def no_index(reindex: str) -> str:
+    """What users hear before the first index exists; `reindex` names the platform's way to build it."""
+    return f"The knowledge base has not been built yet — an admin can build it with {reindex}."
+
+
+class AnswerStopped(Exception):
+    """The user stopped the answer (e.g. Slack's stop button): stop generating."""
+
+
+class DeliveryError(Exception):
+    """The chat platform refused or failed a call; `reason` is short and safe to log (no secrets)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Question:
+    text: str  # cleaned: no mentions, no platform markup
+    conversation: str  # where the answer is recorded as given (e.g. a Slack channel)
+    user: str
+    history: list[tuple[str, str]] = field(default_factory=list)  # earlier (question, answer) turns
+    event_id: str = ""  # the platform's delivery id, for the logs
+    platform: str = "slack"
+
+
+class ReplySink(Protocol):
+    """Where one answer goes. Every method may raise DeliveryError; `append` may raise AnswerStopped."""
+
+    async def append(self, text: str) -> None: ...
+
+    async def finish(self, answer: Answer, answer_id: str | None) -> None:
+        """Replace whatever was streamed with the finished answer (its text, citations, feedback controls)."""
+
+    async def fail(self, message: str) -> None:
+        """End with a short, human error message instead of an answer."""
+
+    async def notice(self, message: str) -> None:
+        """A short message of its own after whatever the reply already shows."""
+
+
+class Answerer:
+    def __init__(self, pipeline: AnswerPipeline, feedback: FeedbackStore, *, max_concurrent: int = 4) -> None:
+        self.pipeline = pipeline
+        self.feedback = feedback
+        # Later questions wait their turn: retrieval and extractive answers are CPU work, so on a small
+        # machine a burst of questions otherwise starves the acks and every answer.
+        self._slots = asyncio.Semaphore(max_concurrent)
+
+    async def answer(self, question: Question, reply: ReplySink, *,
+                     no_index_message: str = no_index("the reindex command")) -> Answer | None:
+        """The finished answer (None when it failed or was stopped; the user was told)."""
+        async with self._slots:
+            return await self._answer(question, reply, no_index_message)
+
+    async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
+        final: Answer | None = None
+        stream = self.pipeline.answer(question.text, question.history)
+        try:
+            async for item in stream:
+                if isinstance(item, Answer):
+                    final = item
+                else:
+                    await reply.append(item)
+        except AnswerStopped:
+            _log.info("user stopped the answer", extra={"event_id": question.event_id})
+            await stream.aclose()
+            return None
+        except QuestionTooLong as exc:
+            return await self._fail(reply, exc.message, question)
+        except IndexNotFoundError:
+            return await self._fail(reply, no_index_message, question)
+        except Exception:  # noqa: BLE001 - the user gets a short message; the log gets the details
+            _log.exception("answering failed", extra={"event_id": question.event_id})
+            return await self._fail(reply, FAILED, question)
+        if final is None:
+            return await self._fail(reply, FAILED, question)
+        answer_id = await asyncio.to_thread(self.record, final, question)  # an fsync'd write: off the loop
+        try:
+            await reply.finish(final, answer_id)
+        except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build
+            reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
+            _log.error("could not post the final answer: %s", reason, extra={"event_id": question.event_id})
+            await self._tell(reply.notice(NOT_FINISHED), question)
+        return final
+
+    def record(self, answer: Answer, question: Question) -> str:
+        """Keep the answer as shown, for feedback (blocking); its id."""
+        cited = [CitedChunk(c.chunk.id, c.chunk.file, c.location, c.chunk.text, c.chunk.title, c.chunk.url)
+                 for c in answer.citations]
+        vector = self.pipeline.finder.query_vector(answer.question, answer.index_version)
+        return self.feedback.record_answer(answer.question, answer.text, cited, answer.index_version,
+                                           question.conversation, question.user, vector, platform=question.platform)
+
+    async def _fail(self, reply: ReplySink, message: str, question: Question) -> None:
+        await self._tell(reply.fail(message), question)
+
+    async def _tell(self, telling: Awaitable[None], question: Question) -> None:
+        try:
+            await telling
+        except DeliveryError as exc:
+            _log.error("could not tell the user about a failure: %s", exc.reason, extra={"event_id": question.event_id})

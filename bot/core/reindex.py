@@ -1,0 +1,219 @@
+"""Reindexing from a chat: one rebuild at a time (across every chat platform) in a worker thread, with a
+progress message kept up to date and a report at the end; the last run and who started it are kept for
+the admins. Texts come in each platform's markup through a `TextStyle`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
+from rag.index.snapshot import IndexBusyError
+
+_log = logging.getLogger(__name__)
+BUSY = "A reindex is already running — its progress message is in the conversation where it was started."
+
+
+@dataclass(frozen=True)
+class TextStyle:
+    """A chat platform's markup for the reindex texts."""
+
+    working: str  # icons
+    done: str
+    failed: str
+    bold: str = "*"  # wraps bold text
+    italic: str = "_"
+
+
+class ReindexBusy(RuntimeError):
+    pass
+
+
+class NoDocumentFolders(RuntimeError):
+    """There is no index to refresh and no folder configured to build one from."""
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a reindex failed, short and without paths or exception text (the details go to the log)."""
+    if isinstance(exc, EmptyIndexError):
+        return "no documents that could be indexed were found under the configured folders"
+    if isinstance(exc, NoDocumentFolders):
+        return "no document folders are configured (set AIE_DOCS_PATHS, or run `ai-employee index PATH` once)"
+    if isinstance(exc, (IndexBusyError, ReindexBusy)):
+        return "another reindex is running; try again when it has finished"
+    return "something unexpected went wrong (the details are in the bot's log)"
+
+
+def failure_text(reason: str, style: TextStyle) -> str:
+    return f"{style.failed} Reindex failed — the previous index is still serving. Reason: {reason}."
+
+
+def progress_text(event: IndexProgress | None, started: float, style: TextStyle) -> str:
+    elapsed = time.monotonic() - started
+    if event is None:
+        return f"{style.working} Reindexing: looking for documents… ({elapsed:.0f} s)"
+    if event.stage == "parse":
+        what = f"files {event.done}/{event.total}"
+    elif event.stage == "embed":
+        what = f"embedding new passages {event.done}/{event.total}"
+    else:
+        what = "building the search index"
+    return f"{style.working} Reindexing: {what} ({elapsed:.0f} s). Answers keep coming from the current index."
+
+
+def report_text(report: IndexReport, style: TextStyle, limit: int = 15) -> str:
+    if report.up_to_date:
+        return (f"{style.done} The knowledge base is already up to date ({report.chunks} passages, "
+                f"version `{report.version}`).")
+    b, i = style.bold, style.italic
+    lines = [
+        f"{style.done} Reindex finished in {report.seconds:.0f} s — now serving version `{report.version}` "
+        f"({report.indexed} files, {report.chunks} passages).",
+        f"Added {len(report.added)} · changed {len(report.changed)} · removed {len(report.removed)} · "
+        f"unchanged {report.unchanged} · skipped {len(report.skipped)}",
+    ]
+    for title, names in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
+        if names:
+            shown = ", ".join(f"`{n}`" for n in names[:limit])
+            more = f" and {len(names) - limit} more" if len(names) > limit else ""
+            lines.append(f"{b}{title}:{b} {shown}{more}")
+    if report.skipped:
+        lines.append(f"{b}Skipped:{b}")
+        for name, reason in list(sorted(report.skipped.items()))[:limit]:
+            lines.append(f"• `{name}` — {reason}")
+        if len(report.skipped) > limit:
+            lines.append(f"• … and {len(report.skipped) - limit} more")
+    if report.rebuild_reason:
+        lines.append(f"{i}Full rebuild: {report.rebuild_reason}{i}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ReindexRun:
+    """A reindex of this process: who started it and when; for a finished one, how it ended."""
+
+    by: str | None  # the admin's user id on their platform
+    started: float  # epoch seconds
+    finished: float | None = None
+    report: IndexReport | None = None  # when it succeeded
+    reason: str = ""  # why it failed (short, safe to show)
+    platform: str = "slack"
+
+    @property
+    def ok(self) -> bool:
+        return self.report is not None
+
+
+def run_text(run: ReindexRun, style: TextStyle) -> str:
+    """A finished run's report, or its failure, as the admin was told."""
+    return report_text(run.report, style) if run.report is not None else failure_text(run.reason, style)
+
+
+class Reindexer:
+    """`refresh(progress)` rebuilds the index from its folders (blocking); `warm()` loads the new snapshot."""
+
+    def __init__(
+        self,
+        refresh: Callable[[Callable[[IndexProgress], None]], IndexReport],
+        warm: Callable[[], object],
+        update_every: float = 2.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.refresh = refresh
+        self.warm = warm
+        self.update_every = update_every
+        self._clock = clock
+        self._running = asyncio.Lock()
+        self.current: ReindexRun | None = None  # the run in progress
+        self.last: ReindexRun | None = None  # the last finished run (in this process)
+
+    @property
+    def running(self) -> bool:
+        return self._running.locked()
+
+    async def run(self, show: Callable[[str], Awaitable[None]], style: TextStyle, by: str | None = None,
+                  platform: str = "slack") -> IndexReport:
+        """Rebuild from the indexed folders; `show` receives progress texts, at most every `update_every` s."""
+        if self._running.locked():
+            raise ReindexBusy("a reindex is already running")
+        async with self._running:
+            self.current = ReindexRun(by, self._clock(), platform=platform)
+            try:
+                report = await self._run(show, style)
+            except Exception as exc:
+                self._finish(None, failure_reason(exc))
+                raise
+            except BaseException:  # cancelled: no report, nothing to keep
+                self.current = None
+                raise
+            self._finish(report, "")
+            return report
+
+    def _finish(self, report: IndexReport | None, reason: str) -> None:
+        run, self.current = self.current, None
+        if run is not None:
+            self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform)
+
+    async def _run(self, show: Callable[[str], Awaitable[None]], style: TextStyle) -> IndexReport:
+        started = time.monotonic()
+        latest: list[IndexProgress | None] = [None]
+
+        def record(event: IndexProgress) -> None:  # called from the indexing thread
+            latest[0] = event
+
+        task = asyncio.create_task(asyncio.to_thread(self.refresh, record))
+        shown = None
+        while not task.done():
+            text = progress_text(latest[0], started, style)
+            if text != shown:
+                await _quietly(show(text))
+                shown = text
+            await asyncio.wait({task}, timeout=self.update_every)
+        report = task.result()
+        # Load the new snapshot off the event loop so the next question does not wait for it.
+        await asyncio.to_thread(self.warm)
+        return report
+
+
+async def _quietly(update: Awaitable[None]) -> None:
+    try:
+        await update
+    except Exception as exc:  # noqa: BLE001 - a lost progress update must not stop the reindex
+        _log.warning("progress update failed: %s", exc)
+
+
+@dataclass(frozen=True)
+class ReindexOutcome:
+    text: str  # what the admin was (or should have been) told last
+    ok: bool = False
+    busy: bool = False  # another reindex was running: nothing was done
+    told: bool = True  # False: the final text could not be put in the progress message
+
+
+class ProgressMessage(Protocol):
+    """One message in the conversation, posted on the first `show` and updated in place after that."""
+
+    async def show(self, text: str) -> None: ...
+
+
+async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: TextStyle, *, by: str,
+                      platform: str) -> ReindexOutcome:
+    """Run a reindex with its progress and report in `message`; a failure is reported, not raised."""
+    try:
+        report = await reindexer.run(message.show, style, by=by, platform=platform)
+        outcome = ReindexOutcome(report_text(report, style), ok=True)
+    except ReindexBusy:
+        return ReindexOutcome(BUSY, busy=True, told=False)
+    except Exception as exc:  # noqa: BLE001 - the old index keeps serving; the admin gets a short reason
+        _log.exception("reindex failed")
+        outcome = ReindexOutcome(failure_text(failure_reason(exc), style))
+    try:
+        await message.show(outcome.text)
+    except Exception as exc:  # noqa: BLE001 - e.g. the bot may not post there: the adapter tells the admin otherwise
+        _log.error("could not tell the admin how the reindex went: %s", getattr(exc, "reason", repr(exc)))
+        return ReindexOutcome(outcome.text, outcome.ok, told=False)
+    return outcome

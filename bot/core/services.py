@@ -1,0 +1,42 @@
+"""What every chat surface shares, assembled by the composition root: one answerer (one concurrency limit),
+one feedback store, one reindexer (one reindex at a time across surfaces), one de-duplication store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.core.answering import Answerer
+from bot.core.dedup import Dedup
+from bot.core.reindex import Reindexer
+from rag.feedback import FeedbackAdjuster, FeedbackStore
+
+if TYPE_CHECKING:
+    from rag.index.snapshot import Manifest
+
+
+@dataclass
+class IndexInfo:
+    """The live index as admins see it (both calls block: run them off the event loop)."""
+
+    manifest: Callable[[], Manifest | None]  # None: no index yet
+    live: Callable[[], Callable[[str], bool] | None]  # chunk id -> still in the live index (None: no index)
+
+
+@dataclass(kw_only=True)
+class CoreServices:
+    answerer: Answerer
+    feedback: FeedbackStore
+    reindexer: Reindexer
+    dedup: Dedup  # deliveries, questions and conversations seen (Redis when configured)
+    adjuster: FeedbackAdjuster | None = None  # what the votes do to retrieval (for votes and admin views)
+    index: IndexInfo | None = None
+
+    def __post_init__(self) -> None:
+        if self.adjuster is None and self.feedback is not None:  # the composition root passes the pipeline's
+            self.adjuster = FeedbackAdjuster(self.feedback)
+
+    def shared(self) -> dict:
+        """The fields, to build a surface's services around the same objects."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}

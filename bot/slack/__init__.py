@@ -1,0 +1,1 @@
+"""Slack: Bolt handlers, Block Kit messages, streaming into threads, the App Home tab and /reindex."""

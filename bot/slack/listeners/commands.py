@@ -1,0 +1,76 @@
+"""/reindex for admins: progress in the channel, a report at the end, answers keep flowing meanwhile."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.reindex import BUSY, ReindexOutcome, run_reindex
+from bot.slack.blocks import SLACK_STYLE
+from bot.slack.services import SlackServices
+from bot.slack.streaming import delivering
+
+_log = logging.getLogger(__name__)
+
+NOT_ADMIN = "Sorry, only knowledge-base admins can run `/reindex`. Ask one of them if documents look out of date."
+CHECKING = "Checking that you can run `/reindex`…"
+STARTED = "Reindexing the knowledge base… I'll post progress here."
+
+
+async def _respond(respond, text: str) -> None:
+    try:
+        await respond(text)
+    except Exception as exc:  # noqa: BLE001 - e.g. the response URL expired; nothing else can reach the admin
+        _log.warning("could not answer /reindex through its response URL: %r", exc)
+
+
+def register(app: AsyncApp, services: SlackServices) -> None:
+    @app.command("/reindex")
+    async def on_reindex(ack, command: dict, client: AsyncWebClient, respond) -> None:
+        # Acknowledge before any Slack call: users.info may be rate limited past Slack's 3 s.
+        user, channel = command["user_id"], command["channel_id"]
+        if services.reindexer.running:
+            await ack(BUSY)
+            return
+        listed = user in services.admins.listed
+        await ack(STARTED if listed else CHECKING)
+        if not listed:
+            if not await services.admins.is_admin(client, user):
+                await _respond(respond, NOT_ADMIN)
+                return
+            await _respond(respond, STARTED)
+
+        async def privately(text: str) -> None:
+            await _respond(respond, text)
+
+        await reindex_into(services, client, channel, by=user, privately=privately)
+
+
+class _ChannelMessage:
+    """The reindex's progress message in a Slack channel (or, for a user id, the admin's DM with the app)."""
+
+    def __init__(self, client: AsyncWebClient, channel: str) -> None:
+        self.client, self.channel = client, channel
+        self.posted: tuple[str, str] | None = None  # (channel id, ts): chat.update needs the id Slack answered with
+
+    async def show(self, text: str) -> None:
+        async with delivering():
+            if self.posted:
+                await self.client.chat_update(channel=self.posted[0], ts=self.posted[1], text=text)
+            else:
+                posted = await self.client.chat_postMessage(channel=self.channel, text=text)
+                self.posted = (posted.get("channel") or self.channel, posted["ts"])
+
+
+async def reindex_into(services: SlackServices, client: AsyncWebClient, channel: str, *, by: str,
+                       privately: Callable[[str], Awaitable[None]] | None = None) -> ReindexOutcome:
+    """Run a reindex with its progress message and report in `channel` (a user id: the admin's DM with the
+    app); `privately` reaches the admin when the channel cannot."""
+    outcome = await run_reindex(services.reindexer, _ChannelMessage(client, channel), SLACK_STYLE, by=by,
+                                platform="slack")
+    if not outcome.told and privately is not None:  # busy, or e.g. the bot is not in that channel
+        await privately(outcome.text)
+    return outcome
