@@ -1,4 +1,4 @@
-"""`ai-employee` command line: index, search, eval, ask, status, serve, feedback.
+"""`ai-employee` command line: index, search, eval, ask, status, serve, teams-package, feedback.
 
 The knowledge base (embedder, FAISS, BM25, model clients, Slack SDK, MinerU) is imported inside the
 commands that use it: `ai-employee --help` and argument errors answer at once.
@@ -365,28 +365,63 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option(envvar="PORT", help="HTTP port (Events API endpoint and /health).")] = 3000,
+    port: Annotated[int, typer.Option(envvar="PORT", help="HTTP port (Slack and Teams endpoints, /health).")] = 3000,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "0.0.0.0",
     socket_mode: Annotated[bool, typer.Option(
-        "--socket-mode", help="Connect with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
+        "--socket-mode", help="Connect to Slack with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
 ) -> None:
-    """Run the Slack bot: answers mentions, DMs, thread follow-ups and assistant threads; /reindex for admins."""
+    """Run the bot in Slack (SLACK_* set) and/or Microsoft Teams (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* set)."""
     from ai_employee.wiring import make_bot
     from bot.core.logs import configure
     from bot.server import serve_http, serve_socket_mode
     from bot.slack.config import MissingCredentials, SlackSettings
+    from bot.teams.config import MissingTeamsCredentials, TeamsSettings
 
-    slack = SlackSettings()
+    slack, teams = SlackSettings(), TeamsSettings()
+    if not slack.configured and not teams.configured:
+        fail("nothing to serve: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (README: 'Slack app') and/or "
+             "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID, __CLIENTSECRET and __TENANTID (README: 'Teams app')")
     try:
-        slack.require(socket_mode)
-    except MissingCredentials as exc:
+        if slack.configured or socket_mode:
+            slack.require(socket_mode)
+        if teams.configured:
+            teams.require()
+    except (MissingCredentials, MissingTeamsCredentials) as exc:
         fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
-    bot = make_bot(knowledge_base(), slack)
+    bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
+                   teams if teams.configured else None)
+    what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
     if socket_mode:
+        # Slack's events come over the socket; /health (and Teams, if configured) stay on HTTP.
         asyncio.run(serve_socket_mode(bot.slack_app, slack.slack_app_token, bot.web_app(), host, port))
     else:
-        asyncio.run(serve_http(bot.web_app(), host, port, "Slack events"))
+        asyncio.run(serve_http(bot.web_app(), host, port, what))
+
+
+@app.command("teams-package")
+def teams_package(
+    app_id: Annotated[str, typer.Option(
+        "--app-id", help="The bot's Microsoft App ID (Azure Bot registration), a GUID.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the zip.")] = Path("app.zip"),
+    host: Annotated[Optional[str], typer.Option(
+        "--host", help="Public host of the messaging endpoint, e.g. bot.example.com (a valid domain).")] = None,
+    name: Annotated[str, typer.Option("--name", help="The app's name in Teams (30 characters at most).")] = "AI Employee",
+) -> None:
+    """Write the Teams app package (manifest.json and icons) to upload in Teams."""
+    import re
+
+    from bot.teams.package import AppInfo, write_package
+
+    if not re.fullmatch(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}", app_id):
+        fail("--app-id must be the bot's Microsoft App ID, a GUID like 00000000-0000-0000-0000-000000000000 "
+             f"(got {app_id!r})")
+    if host and not re.fullmatch(r"[A-Za-z0-9.-]+(?::\d+)?", host):
+        fail(f"--host is a host name such as bot.example.com, without https:// or a path (got {host!r})")
+    if len(name) > 30:
+        fail("--name may have at most 30 characters")
+    written = write_package(AppInfo(app_id.lower(), host, name), out)
+    stdout.print(f"wrote {written}: upload it in Teams (Apps → Manage your apps → Upload an app)")
 
 
 app.add_typer(feedback_app, name="feedback")

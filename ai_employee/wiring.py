@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from bot.server import Routes
     from bot.slack.config import SlackSettings
     from bot.slack.services import SlackServices
+    from bot.teams.app import TeamsSurface
+    from bot.teams.config import TeamsSettings
     from rag.embedding.base import Embedder
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
@@ -222,6 +224,7 @@ class Bot:
     health: Callable[[], dict]
     slack_app: AsyncApp | None = None
     slack_services: SlackServices | None = None
+    teams: TeamsSurface | None = None
 
     def routes(self) -> list[Routes]:
         from bot.slack.app import add_routes
@@ -230,6 +233,8 @@ class Bot:
         if self.slack_app is not None:
             app = self.slack_app
             surfaces.append(lambda application: add_routes(application, app))
+        if self.teams is not None:
+            surfaces.append(self.teams.add_routes)
         return surfaces
 
     def web_app(self):
@@ -238,8 +243,10 @@ class Bot:
         return web_app(self.health, self.routes())
 
 
-def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, chat: ChatSettings | None = None) -> Bot:
-    """The configured chat surfaces on one core."""
+def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,
+             chat: ChatSettings | None = None, teams_connections=None) -> Bot:
+    """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
+    SDK's MSAL token providers (for tests: Entra cannot be reached from them)."""
     services = make_core(kb, chat)
     bot = Bot(services, _health(kb, services))
     if slack is not None:
@@ -248,6 +255,10 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, chat: ChatSe
 
         bot.slack_services = SlackServices(**services.shared(), settings=slack)
         bot.slack_app = create_app(bot.slack_services)
+    if teams is not None:
+        from bot.teams.app import TeamsSurface
+
+        bot.teams = TeamsSurface(services, teams, teams_connections)
     return bot
 
 

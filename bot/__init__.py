@@ -1,1 +1,1 @@
-"""The chat surfaces: a platform-neutral core (answering, votes, reindex) and a thin Slack adapter."""
+"""The chat surfaces: a platform-neutral core (answering, votes, reindex) and thin Slack and Teams adapters."""

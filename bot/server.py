@@ -1,5 +1,5 @@
-"""Serve the chat surfaces over HTTP on one port — Slack on /slack/events — with /health for the host; or
-Slack through Socket Mode, with /health still on HTTP."""
+"""Serve the chat surfaces over HTTP on one port — Slack on /slack/events, Teams on /api/messages — with
+/health for the host; or Slack through Socket Mode, with /health still on HTTP."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ async def serve_http(application: web.Application, host: str, port: int, what: s
 async def serve_socket_mode(slack_app, app_token: str, application: web.Application, host: str, port: int) -> None:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
-    runner = web.AppRunner(application)  # the health endpoint stays on HTTP
+    runner = web.AppRunner(application)  # the health endpoint (and Teams, if configured) stay on HTTP
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     _log.info("connecting to Slack with Socket Mode (health: http://%s:%d/health)", host, port)

@@ -44,7 +44,7 @@ class DeliveryError(Exception):
 @dataclass
 class Question:
     text: str  # cleaned: no mentions, no platform markup
-    conversation: str  # where the answer is recorded as given (e.g. a Slack channel)
+    conversation: str  # where the answer is recorded as given (a Slack channel, a Teams conversation)
     user: str
     history: list[tuple[str, str]] = field(default_factory=list)  # earlier (question, answer) turns
     event_id: str = ""  # the platform's delivery id, for the logs

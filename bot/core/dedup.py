@@ -1,5 +1,5 @@
-"""De-duplication marks (redelivered events, the twin events of one Slack mention, threads the bot
-answered).
+"""De-duplication marks (redelivered events and activities, the twin events of one Slack mention, threads
+the bot answered) and the small conversation records kept beside them (see `bot.core.memory`).
 
 They live in a store of their own (see `cache.make_dedup_store`), and its calls — blocking network
 round trips with Redis — run on a few threads of their own, never on the event loop, and never queued
@@ -37,6 +37,12 @@ class Dedup:
 
     async def marked(self, namespace: str, key: str) -> bool:
         return await self._run(self.store.get, namespace, key) is not None
+
+    async def put(self, namespace: str, key: str, value: bytes, ttl: int) -> None:
+        await self._run(self.store.set, namespace, key, value, ttl)
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        return await self._run(self.store.get, namespace, key)
 
     async def _run(self, call: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, call, *args)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from bot.core.answering import Answerer
 from bot.core.dedup import Dedup
+from bot.core.memory import ConversationMemory
 from bot.core.reindex import Reindexer
 from rag.feedback import FeedbackAdjuster, FeedbackStore
 
@@ -32,10 +33,13 @@ class CoreServices:
     dedup: Dedup  # deliveries, questions and conversations seen (Redis when configured)
     adjuster: FeedbackAdjuster | None = None  # what the votes do to retrieval (for votes and admin views)
     index: IndexInfo | None = None
+    memory: ConversationMemory | None = None
 
     def __post_init__(self) -> None:
         if self.adjuster is None and self.feedback is not None:  # the composition root passes the pipeline's
             self.adjuster = FeedbackAdjuster(self.feedback)
+        if self.memory is None and self.dedup is not None:
+            self.memory = ConversationMemory(self.dedup)
 
     def shared(self) -> dict:
         """The fields, to build a surface's services around the same objects."""

@@ -8,13 +8,16 @@ from rag.feedback import ANSWER, FeedbackStore
 
 
 async def vote_on_answer(store: FeedbackStore, answer_id: str, user: str, helpful: bool, conversation: str,
-                         platform: str) -> bool | None:
+                         platform: str, comment: str | None = None) -> bool | None:
     """True for a new vote, False for a changed one, None when the answer is not (or no longer) on record."""
 
     def record() -> bool | None:
         try:
-            return store.vote(answer_id, user, ANSWER, 1 if helpful else -1, conversation, platform=platform)
+            new = store.vote(answer_id, user, ANSWER, 1 if helpful else -1, conversation, platform=platform)
         except KeyError:
             return None
+        if comment and comment.strip():
+            store.set_comment(answer_id, user, comment)
+        return new
 
     return await asyncio.to_thread(record)  # fsync'd writes: off the event loop

@@ -260,6 +260,17 @@ class FeedbackStore:
         if not changed:
             raise KeyError(f"no 👎 by {user} on answer {answer_id}")
 
+    def set_comment(self, answer_id: str, user: str, comment: str | None) -> None:
+        """Attach a free-text comment to the user's 👍 or 👎 on an answer (its reason, if any, is kept)."""
+        comment = (comment or "").strip()[:2000] or None
+        with self._lock:
+            changed = self._conn.execute(
+                "UPDATE votes SET comment = ? WHERE answer_id = ? AND user = ? AND target = ?",
+                (comment, answer_id, user, ANSWER)).rowcount
+            self._writes += 1
+        if not changed:
+            raise KeyError(f"no vote by {user} on answer {answer_id}")
+
     def votes(self, since: float | None = None) -> list[Vote]:
         with self._lock:
             rows = self._conn.execute(

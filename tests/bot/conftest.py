@@ -8,6 +8,7 @@ from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import start_bot
 from tests.conftest import HANDBOOK, build
+from tests.fakes.bot_connector import BotConnector
 from tests.fakes.slack_api import SlackApiServer
 
 
@@ -32,3 +33,11 @@ def bot(handbook_index, slack, tmp_path):
                         feedback_db=tmp_path / "feedback.sqlite3")
     yield running
     running.stop()
+
+
+@pytest.fixture
+def connector():
+    """The local Bot Connector Teams replies go to; fails the test if it refused anything."""
+    with BotConnector() as server:
+        yield server
+        server.assert_no_rejections()

@@ -1,0 +1,178 @@
+"""Microsoft Teams on the Microsoft 365 Agents SDK: `POST /api/messages`, JWT-validated (anonymous only in
+the explicit local mode), answered within a moment — the answer itself streams in a turn of its own, so a
+burst of questions never holds up Teams' requests."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import warnings
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
+from weakref import WeakValueDictionary
+
+from aiohttp import web
+from microsoft_agents.activity import DeliveryModes
+from microsoft_agents.authentication.msal import MsalConnectionManager
+from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_decorator
+from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
+from microsoft_agents.hosting.core.app import ApplicationOptions
+from microsoft_agents.hosting.core.authorization import Connections
+from pydantic import ValidationError
+
+from bot.core.admins import AdminCheck
+from bot.core.answering import FAILED, GREETING, no_index
+from bot.core.logs import event_id_var
+from bot.core.reindex import BUSY, run_reindex
+from bot.core.services import CoreServices
+from bot.teams import commands, feedback
+from bot.teams.config import TeamsSettings
+from bot.teams.conversation import PERSONAL, addressed, kind, question_from, question_text, user_of
+from bot.teams.reply import TeamsReply, delivering, with_retries
+from cache import cache_key
+
+_log = logging.getLogger(__name__)
+MESSAGES_PATH = "/api/messages"
+ACTIVITY_TTL = 24 * 3600
+NO_INDEX = no_index("the `reindex` command")
+EMPTY = "Ask me a question about the company's documents 👋"
+REINDEX_STARTED = "Reindexing the knowledge base… I'll keep this conversation posted."
+
+Turn = Callable[[TurnContext], Awaitable[None]]
+
+
+class TeamsSurface:
+    def __init__(self, services: CoreServices, settings: TeamsSettings, connections: Connections | None = None) -> None:
+        """`connections` (the SDK's token providers) default to MSAL with the settings' registration."""
+        self.services = services
+        self.settings = settings
+        self.admins = AdminCheck(settings.admins)
+        self.connections = connections or MsalConnectionManager(
+            CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings.connection()}})
+        self.adapter = CloudAdapter(connection_manager=self.connections)
+        self.adapter.on_turn_error = self._turn_failed  # the SDK's default would show the user the exception
+        self.agent = AgentApplication[TurnState](ApplicationOptions(storage=MemoryStorage(), start_typing_timer=False),
+                                                 connection_manager=self.connections)
+        self._background: set[asyncio.Task] = set()
+        self._chats: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()  # one stream per chat
+        self._register()
+
+    def _register(self) -> None:
+        agent = self.agent
+
+        async def retries(context: TurnContext, _state: TurnState) -> bool:
+            with_retries(context)
+            return True
+
+        agent.before_turn(retries)
+        agent.members_added()(self._on_members_added)
+        agent.message(re.compile(rf"^\s*{commands.COMMAND}\s*$", re.IGNORECASE))(self._on_reindex)
+        agent.message()(self._on_message)
+        agent.invoke(feedback.SUBMIT_ACTION)(lambda context, _state: feedback.on_submit_action(self.services, context))
+        agent.error(self._turn_failed)
+
+    def add_routes(self, application: web.Application) -> None:
+        with warnings.catch_warnings():  # the SDK's JWT check reads this plain-string key
+            warnings.simplefilter("ignore", web.NotAppKeyWarning)
+            application["agent_configuration"] = self.connections.get_default_connection_configuration()
+        application.router.add_post(MESSAGES_PATH, jwt_authorization_decorator(self._messages))
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        try:
+            return await self.adapter.process(request, self.agent)
+        except ValidationError:
+            return web.json_response({"error": "the body is not a Bot Framework activity"}, status=400)
+        except Exception:  # noqa: BLE001 - Teams gets a plain 500; the log gets the details
+            _log.exception("could not process a Teams request")
+            return web.json_response({"error": "internal error"}, status=500)
+
+    async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
+        """Greet once, when the app is added to a chat or a team."""
+        activity = context.activity
+        if any(member.id == activity.recipient.id for member in activity.members_added or []):
+            await context.send_activity(GREETING)
+
+    async def _act_on(self, context: TurnContext) -> bool:
+        """Whether to act on this message: addressed to the bot, and not seen before (Teams redelivers an
+        activity it got no answer to in time: each activity id is answered once)."""
+        activity = context.activity
+        event_id_var.set(activity.id or "")
+        if not addressed(activity):
+            return False
+        if not activity.id:
+            return True
+        return await self.services.dedup.first(cache_key("teams-activity", activity.conversation.id, activity.id),
+                                               ACTIVITY_TTL)
+
+    async def _on_message(self, context: TurnContext, _state: TurnState) -> None:
+        if not await self._act_on(context):
+            return
+        text = question_text(context.activity)
+        if not text:
+            await context.send_activity(EMPTY)
+            return
+        if context.activity.delivery_mode == DeliveryModes.expect_replies:
+            await self._answer(context, text)  # the replies go back in this response
+            return
+        self._in_background(context, lambda turn: self._answer(turn, text), "answering")
+
+    async def _answer(self, context: TurnContext, text: str) -> None:
+        activity = context.activity
+        streaming = kind(activity) == PERSONAL and activity.delivery_mode != DeliveryModes.expect_replies
+        lock = self._chats.setdefault(activity.conversation.id, asyncio.Lock()) if streaming else None
+        async with lock or nullcontext():
+            history = await self.services.memory.history(activity.conversation.id)  # after the turn before
+            question = question_from(activity, text, history)
+            async with TeamsReply(context, self.services.memory, text, streaming=streaming) as reply:
+                await self.services.answerer.answer(question, reply, no_index_message=NO_INDEX)
+
+    async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
+        if not await self._act_on(context):
+            return
+        user = user_of(context.activity)
+        if not await self.admins.is_admin(user):
+            await context.send_activity(commands.NOT_ADMIN)
+            return
+        if self.services.reindexer.running:
+            await context.send_activity(BUSY)
+            return
+
+        async def reindex(turn: TurnContext) -> None:
+            outcome = await run_reindex(self.services.reindexer, commands.ProgressMessage(turn), commands.TEAMS_STYLE,
+                                        by=user, platform="teams")
+            if not outcome.told:  # another reindex won the race, or the progress message could not be updated
+                async with delivering():
+                    await turn.send_activity(outcome.text)
+
+        if context.activity.delivery_mode == DeliveryModes.expect_replies:
+            await context.send_activity(REINDEX_STARTED)  # its progress and report come as messages of their own
+        self._in_background(context, reindex, "reindexing")
+
+    def _in_background(self, context: TurnContext, work: Turn, what: str) -> None:
+        """Run `work` in a turn of its own (with its own connector client) after this request is answered."""
+        activity = context.activity.model_copy(deep=True)
+        activity.delivery_mode = DeliveryModes.normal
+        identity = context.identity
+
+        async def run() -> None:
+            event_id_var.set(activity.id or "")
+            try:
+                await self.adapter.continue_conversation_with_claims(identity, activity,
+                                                                     lambda turn: work(with_retries(turn)))
+            except Exception:  # noqa: BLE001 - logged; the process keeps serving
+                _log.exception("%s failed", what)
+
+        task = asyncio.create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _turn_failed(self, context: TurnContext, error: Exception) -> None:
+        _log.error("Teams turn failed: %r", error, exc_info=error)
+        if context.activity.type != "message":
+            return
+        try:
+            async with delivering():
+                await context.send_activity(FAILED)
+        except Exception as exc:  # noqa: BLE001
+            _log.error("could not tell the user about the failure: %s", getattr(exc, "reason", repr(exc)))

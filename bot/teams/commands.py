@@ -1,0 +1,32 @@
+"""The `reindex` bot command (Teams bots have no slash commands): for admins listed in
+AIE_TEAMS_ADMIN_IDS it runs the same reindex as Slack's /reindex — one at a time across both — with one
+progress message updated in place and the report at the end; anyone else is politely refused."""
+
+from __future__ import annotations
+
+from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.hosting.core import TurnContext
+
+from bot.core.reindex import TextStyle
+from bot.teams.reply import delivering
+
+TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_")
+COMMAND = "reindex"
+NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
+             "date.")
+
+
+class ProgressMessage:
+    """The reindex's one message in the conversation: sent first, then updated in place."""
+
+    def __init__(self, context: TurnContext) -> None:
+        self.context = context
+        self.message_id: str | None = None
+
+    async def show(self, text: str) -> None:
+        async with delivering():
+            if self.message_id is None:
+                sent = await self.context.send_activity(text)
+                self.message_id = sent.id if sent else None
+                return
+            await self.context.update_activity(Activity(type=ActivityTypes.message, id=self.message_id, text=text))

@@ -1,0 +1,50 @@
+"""What a Teams activity says: the question (mentions and markup removed), where it was asked, by whom."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from microsoft_agents.activity import Activity
+
+from bot.core.answering import Question
+
+PERSONAL, GROUP_CHAT, CHANNEL = "personal", "groupChat", "channel"
+_AT = re.compile(r"<at[^>]*>(.*?)</at>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def question_text(activity: Activity) -> str:
+    """The text without the markup Teams adds (other people's mentions keep their names)."""
+    text = _AT.sub(r"\1", activity.text or "")
+    text = _TAG.sub(" ", text.replace("<br>", "\n").replace("<br/>", "\n"))
+    return " ".join(html.unescape(text).replace("\xa0", " ").split())
+
+
+def kind(activity: Activity) -> str:
+    """personal, groupChat or channel (Teams leaves it out for personal chats now and then)."""
+    conversation = activity.conversation
+    return (conversation.conversation_type if conversation and conversation.conversation_type else PERSONAL)
+
+
+def addressed(activity: Activity) -> bool:
+    """Whether the bot is asked: in a personal chat always; elsewhere when the message @mentions it (Teams
+    delivers channel messages without a mention too when the app was granted that permission)."""
+    if kind(activity) == PERSONAL:
+        return True
+    bot = activity.recipient.id if activity.recipient else None
+    return any(m.mentioned is not None and m.mentioned.id == bot for m in activity.get_mentions())
+
+
+def user_of(activity: Activity) -> str:
+    """The asker's Entra object id (what AIE_TEAMS_ADMIN_IDS lists), else their Teams id."""
+    sender = activity.from_property
+    if sender is None:
+        return ""
+    return (sender.aad_object_id or sender.id or "").lower()
+
+
+def question_from(activity: Activity, text: str, history: list[tuple[str, str]]) -> Question:
+    # In a channel the conversation id names the reply chain (…;messageid=…): its turns are the history.
+    return Question(text=text, conversation=activity.conversation.id, user=user_of(activity), history=history,
+                    event_id=activity.id or "", platform="teams")

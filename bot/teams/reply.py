@@ -1,0 +1,162 @@
+"""The core's ReplySink for Teams, on the SDK's streaming response.
+
+In a personal chat the answer streams: an informative update ("Searching the knowledge base…"), text
+chunks at the SDK's interval, then the final message. Teams allows no streaming in channels and group
+chats: there a typing indicator runs until the one final message. The final message is the finished
+answer — its text, native citations, the AI-generated label and the feedback loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import aiohttp
+from microsoft_agents.activity import Activity, ClientCitation
+from microsoft_agents.hosting.core import TurnContext
+from microsoft_agents.hosting.core.app.streaming import StreamingResponse
+from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
+
+from bot.core.answering import DeliveryError
+from bot.core.memory import ConversationMemory
+from bot.teams.citations import cut, held_back, neutral, teams_citations
+from rag.types import Answer
+
+_log = logging.getLogger(__name__)
+
+SEARCHING = "Searching the knowledge base…"
+INFORMATIVE_LIMIT = 1000  # Teams' limit for an informative update
+# A bot message may carry 40 KB (UTF-16) with its citations: the text keeps well inside that.
+TEXT_LIMIT = 12_000
+TOO_LONG = "\n\n_(The answer was cut here to fit one Teams message; ask a narrower question for the rest.)_"
+RETRIES, MAX_WAIT = 3, 10.0
+
+
+class AnswerStream(StreamingResponse):
+    """The SDK's streaming response, with what our answers need beyond it: no streaming where Teams allows
+    none, and a final message that is the finished answer — after streaming, the citation check may still
+    move or drop markers, so the final text is not always the streamed pieces put together — with
+    citations built to Teams' limits (see bot.teams.citations)."""
+
+    def __init__(self, context: TurnContext, *, streaming: bool) -> None:
+        super().__init__(context)
+        if not streaming:
+            self._is_streaming_channel = False
+
+    async def end_with(self, text: str, citations: list[ClientCitation]) -> None:
+        self._message = text
+        self._citations = list(citations)
+        await self.end_stream()
+
+
+@asynccontextmanager
+async def delivering() -> AsyncIterator[None]:
+    """The connector's failures as the core's DeliveryError (status only: response bodies stay out of logs)."""
+    try:
+        yield
+    except aiohttp.ClientResponseError as exc:
+        raise DeliveryError(f"HTTP {exc.status} from the Bot Connector") from exc
+    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        raise DeliveryError(f"{type(exc).__name__} talking to the Bot Connector") from exc
+
+
+async def _retrying(context: TurnContext, payload: object, call: Callable[[], Awaitable]) -> object:
+    """Retry a send or update the connector refused with 429 (after Retry-After) or 5xx."""
+    for attempt in range(RETRIES + 1):
+        try:
+            return await call()
+        except aiohttp.ClientResponseError as exc:
+            if attempt == RETRIES or (exc.status != 429 and exc.status < 500):
+                raise
+            wait = _retry_after(exc) if exc.status == 429 else 0.5 * 2**attempt
+            _log.warning("Bot Connector answered %s; retrying in %.1f s", exc.status, wait)
+            await asyncio.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def _retry_after(exc: aiohttp.ClientResponseError) -> float:
+    try:
+        return min(MAX_WAIT, max(0.0, float((exc.headers or {}).get("Retry-After", 1))))
+    except ValueError:
+        return 1.0
+
+
+def with_retries(context: TurnContext) -> TurnContext:
+    context.on_send_activities(_retrying)
+    context.on_update_activity(_retrying)
+    return context
+
+
+class TeamsReply:
+    """Use as `async with TeamsReply(...) as reply:` — the typing indicator stops when the block ends."""
+
+    def __init__(self, context: TurnContext, memory: ConversationMemory | None, question: str, *,
+                 streaming: bool) -> None:
+        self.context = context
+        self.memory = memory
+        self.question = question
+        self.stream = AnswerStream(context, streaming=streaming)
+        self.message_ids: list[str] = []  # what the connector called the messages of this reply
+        self._answer_id: str | None = None
+        self._pending = ""
+        self._typing = None if streaming else TypingIndicator(
+            context, typing_options=TypingOptions(initial_delay_ms=0, interval_ms=3000))
+        context.on_send_activities(self._remember_ids)
+
+    async def __aenter__(self) -> TeamsReply:
+        if self._typing is not None:
+            await self._typing.__aenter__()
+        self.stream.queue_informative_update(cut(SEARCHING, INFORMATIVE_LIMIT))
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._typing is not None:
+            await self._typing.__aexit__(*exc_info)
+
+    async def _remember_ids(self, context: TurnContext, activities: list[Activity], call: Callable[[], Awaitable]):
+        """Link every message of this reply to its recorded answer as soon as the connector names it, so that
+        a vote on it finds the answer (the SDK pauses after each send before returning)."""
+        responses = await call()
+        ids = [r.id for r in responses or [] if getattr(r, "id", None) and r.id not in self.message_ids]
+        self.message_ids += ids
+        if self._answer_id:
+            await self._link(ids)
+        return responses
+
+    async def _link(self, message_ids: list[str]) -> None:
+        if self.memory is not None and self._answer_id:
+            for message_id in message_ids:
+                await self.memory.link_message(self.context.activity.conversation.id, message_id, self._answer_id)
+
+    async def append(self, text: str) -> None:
+        ready, self._pending = held_back(self._pending + text)
+        if ready:
+            self.stream.queue_text_chunk(neutral(ready))
+
+    async def finish(self, answer: Answer, answer_id: str | None) -> None:
+        text = neutral(answer.text)
+        if len(text) > TEXT_LIMIT:
+            text = text[:TEXT_LIMIT] + TOO_LONG
+        notes = [f"⚠️ {n}" for n in answer.notices]
+        if answer.uncited:
+            notes.append(f"❔ {len(answer.uncited)} sentence(s) could not be matched to a source.")
+        if notes:
+            text += "\n\n" + "\n\n".join(f"_{n}_" for n in notes)
+        self.stream.set_generated_by_ai_label(True)
+        self.stream.set_feedback_loop(answer_id is not None)
+        if self.memory is not None:  # before it is shown: a follow-up may come at once
+            await self.memory.add_turn(self.context.activity.conversation.id, self.question, answer.text)
+        self._answer_id = answer_id
+        await self._link(self.message_ids)  # a stream's messages, named before its end
+        async with delivering():
+            await self.stream.end_with(text, teams_citations(answer))
+
+    async def fail(self, message: str) -> None:
+        self._pending = ""
+        async with delivering():
+            await self.stream.end_with(message, [])
+
+    async def notice(self, message: str) -> None:
+        async with delivering():
+            await self.context.send_activity(message)

@@ -1,0 +1,119 @@
+"""Who may post to /api/messages: the SDK's real JWT validation of Bot Framework tokens, its signing keys
+served by a local JWKS endpoint in place of login.botframework.com. Only Entra's token service for the
+replies is stood in for (it cannot be reached from the tests): its token is checked on every reply."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from microsoft_agents.hosting.core.authorization import AnonymousTokenProvider, ConnectionManager, _entra_issuers
+
+from tests.bot.harness import wait_for
+from tests.bot.teams_ui import activity, post, start_teams_bot
+from tests.fakes.bot_connector import BotConnector
+
+ISSUER = _entra_issuers.BOTFRAMEWORK_PUBLIC_ISSUER
+APP_ID = "bot-app-id"
+OUTGOING_TOKEN = "token-from-entra"
+
+
+class EntraStandIn(AnonymousTokenProvider):
+    """The token Entra would issue for the bot's replies."""
+
+    def __init__(self, configuration) -> None:
+        self._configuration = configuration
+
+    @property
+    def configuration(self):
+        return self._configuration
+
+    async def get_access_token(self, resource_url: str, scopes: list[str], force_refresh: bool = False) -> str:
+        return OUTGOING_TOKEN
+
+
+@pytest.fixture
+def signing_keys(monkeypatch):
+    """Bot Framework's signing key (served by a local JWKS endpoint) and a forger's key of the same kid."""
+    real, forged = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(real.public_key()))
+    keys = json.dumps({"keys": [{**jwk, "kid": "bf-key-1", "use": "sig", "alg": "RS256"}]}).encode()
+
+    class Keys(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(keys)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER,
+                        f"http://127.0.0.1:{server.server_address[1]}/keys/{time.monotonic_ns()}")
+    yield real, forged
+    server.shutdown()
+
+
+def token(key, connector: BotConnector, audience: str = APP_ID) -> str:
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": audience, "iat": now, "nbf": now, "exp": now + 600,
+              "serviceurl": connector.service_url}
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "bf-key-1"})
+
+
+
+def test_only_requests_signed_by_bot_framework_for_this_bot_are_served(handbook_index, tmp_path, connector,
+                                                                         signing_keys):
+    real, forged = signing_keys
+    settings = {"CLIENTID": APP_ID, "CLIENTSECRET": "s", "TENANTID": "t"}
+    connections = ConnectionManager(EntraStandIn, CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings}})
+    bot = start_teams_bot(handbook_index, tmp_path, anonymous=False, connections=connections)
+    try:
+        question = activity(connector, "How long must a password be?")
+        missing = post(bot, question)
+        assert missing.status_code == 401 and "Traceback" not in missing.text
+        assert post(bot, question, {"Authorization": f"Bearer {token(forged, connector)}"}).status_code == 401
+        assert post(bot, question, {"Authorization": "Bearer not-a-jwt"}).status_code == 401
+        other_bot = token(real, connector, audience="another-bot")
+        assert post(bot, question, {"Authorization": f"Bearer {other_bot}"}).status_code == 401
+        assert connector.calls == [], "nothing was answered"
+
+        accepted = post(bot, question, {"Authorization": f"Bearer {token(real, connector)}"})
+        assert accepted.status_code == 202
+        final = wait_for(lambda: connector.final_messages("a:personal-chat-1"))[0]
+        assert "14 characters" in final.text
+        assert {c.authorization for c in connector.calls} == {f"Bearer {OUTGOING_TOKEN}"}, "every reply carries a token"
+    finally:
+        bot.stop()
+
+
+def test_without_a_registration_or_the_anonymous_mode_teams_is_not_served(handbook_index, tmp_path):
+    from bot.teams.config import MissingTeamsCredentials, TeamsSettings
+
+    assert not TeamsSettings(_env_file=None).configured
+    with pytest.raises(MissingTeamsCredentials, match="CLIENTSECRET and .*TENANTID"):
+        TeamsSettings(_env_file=None, client_id=APP_ID).require()
+    TeamsSettings(_env_file=None, anonymous_allowed=True).require()
+
+
+def test_serve_refuses_to_start_only_when_neither_slack_nor_teams_is_configured(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ai_employee.cli import app
+
+    monkeypatch.chdir(tmp_path)  # no .env here
+    for name in [n for n in __import__("os").environ if n.startswith(("SLACK_", "CONNECTIONS__"))]:
+        monkeypatch.delenv(name)
+    neither = CliRunner().invoke(app, ["serve"])
+    assert neither.exit_code == 1 and "nothing to serve" in neither.output and "Traceback" not in neither.output
+    monkeypatch.setenv("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", APP_ID)
+    half = CliRunner().invoke(app, ["serve"])
+    assert half.exit_code == 1 and "CLIENTSECRET" in half.output and "TENANTID" in half.output

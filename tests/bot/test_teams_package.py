@@ -1,0 +1,76 @@
+"""`ai-employee teams-package`: a zip Teams accepts — manifest.json valid against the Teams app schema 1.29
+(../shared/teams-app-schema, every $ref resolved locally), the bot in personal chats, teams and group chats
+with its `reindex` command, and the two icons at the sizes Teams wants."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+import zlib
+
+import jsonschema
+from typer.testing import CliRunner
+
+from ai_employee.cli import app
+from tests.conftest import PROJECT
+
+SCHEMA = PROJECT.parent / "shared" / "teams-app-schema" / "MicrosoftTeams.schema.json"
+APP_ID = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and the RGBA rows of an 8-bit RGBA PNG without filters (what the package writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    assert (depth, colour) == (8, 6), "8-bit RGBA"
+    idat, pos = b"", 8
+    while pos < len(data):
+        length, tag = struct.unpack(">I4s", data[pos:pos + 8])
+        if tag == b"IDAT":
+            idat += data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = 1 + 4 * width
+    return width, height, [raw[r * stride + 1:(r + 1) * stride] for r in range(height)]
+
+
+def test_the_package_holds_a_valid_manifest_and_both_icons(tmp_path):
+    out = tmp_path / "app.zip"
+    result = CliRunner().invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out) as package:
+        assert sorted(package.namelist()) == ["color.png", "manifest.json", "outline.png"]
+        manifest = json.loads(package.read("manifest.json"))
+        color, outline = package.read("color.png"), package.read("outline.png")
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(manifest), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+    assert list(validator.iter_errors({**manifest, "id": "not-a-guid", "bots": [{"scopes": ["web"]}]})), \
+        "the schema is really applied"
+    assert manifest["manifestVersion"] == "1.29" and manifest["id"] == APP_ID
+    [bot] = manifest["bots"]
+    assert bot["botId"] == APP_ID and sorted(bot["scopes"]) == ["groupChat", "personal", "team"]
+    assert "reindex" in [c["title"] for lst in bot["commandLists"] for c in lst["commands"]]
+    assert manifest["validDomains"] == ["bot.example.com"]
+    assert manifest["developer"]["websiteUrl"] == "https://bot.example.com/"
+
+    width, height, _ = png_pixels(color)
+    assert (width, height) == (192, 192)
+    width, height, rows = png_pixels(outline)
+    pixels = {bytes(row[i:i + 4]) for row in rows for i in range(0, len(row), 4)}
+    assert (width, height) == (32, 32) and pixels == {b"\xff\xff\xff\xff", b"\x00\x00\x00\x00"}, \
+        "the outline icon is white on transparent"
+
+
+def test_a_wrong_app_id_or_host_is_refused_with_a_clear_message(tmp_path):
+    runner = CliRunner()
+    wrong_id = runner.invoke(app, ["teams-package", "--app-id", "my-bot", "--out", str(tmp_path / "a.zip")])
+    assert wrong_id.exit_code != 0 and "must be the bot's Microsoft App ID, a GUID" in wrong_id.output
+    wrong_host = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "https://bot.example.com/x",
+                                     "--out", str(tmp_path / "b.zip")])
+    assert wrong_host.exit_code != 0 and "--host is a host name" in wrong_host.output
+    assert not (tmp_path / "a.zip").exists() and not (tmp_path / "b.zip").exists()
