@@ -12,8 +12,10 @@ Signals are computed with the production code: CandidateFinder (retrieval), the 
 (best cosine, lexical coverage) and rag.evidence (best sentence cosine, the share of the question's words
 in the best sentence, the share of its names and numbers missing from the best passage), with the time
 the sentence evidence costs. Questions are split by a hash of their id into a calibration half and a
-held-out half. Per language (lawref → zh, squad2 → en) a logistic model over the signals is fitted on the
-calibration half, and its threshold set to refuse as many unanswerable questions as possible with at
+held-out half. Per language (lawref → zh, squad2 → en) the signal set is chosen among a few candidates
+by cross-validation within the calibration half (most refusals at the false-refusal budget), a logistic
+model over it — each weight kept to the sign its signal must have — is fitted on
+the calibration half, and its threshold set to refuse as many unanswerable questions as possible with at
 most the given share of false refusals there; the held-out half reports what that rule does. The same
 is done for the previous rule (best passage cosine alone) and each single signal, for comparison, and a
 trade-off table gives held-out refusal and false-refusal rates at several thresholds.
@@ -45,6 +47,11 @@ from rag.gate import GateConfig, lexical_coverage  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
 
 SIGNALS = ("dense", "coverage", "sentence", "sentence_coverage", "missing_names")
+# Candidate signal sets; the one with the best cross-validated separation on the calibration half is used.
+CANDIDATES = (("dense",), ("sentence",), ("dense", "sentence"), ("dense", "sentence", "coverage"),
+              ("dense", "sentence", "sentence_coverage"), SIGNALS)
+FOLDS = 5
+CLEAR_MARGIN = 0.02  # cross-validated refusal rate a richer signal set must add to replace the cosine rule
 
 
 def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
@@ -80,6 +87,25 @@ def matrix(rows: list[dict], names: tuple[str, ...]) -> tuple[np.ndarray, np.nda
             np.array([1.0 if r["answerable"] else 0.0 for r in rows]))
 
 
+# More similarity or coverage can only mean "more likely answerable", more missing names "less": a weight of
+# the other sign is an artefact of correlated signals (e.g. the passage and the sentence cosine) that does
+# not carry over to other knowledge bases, so such a signal is dropped and the model refitted.
+SIGN = {"dense": 1, "coverage": 1, "sentence": 1, "sentence_coverage": 1, "missing_names": -1}
+
+
+def fit_monotone(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple[np.ndarray, float]:
+    """Logistic regression whose weights keep the sign each signal must have (zero where they would not)."""
+    active = list(range(len(names)))
+    while True:
+        weights, bias = fit_logistic(x[:, active], y)
+        wrong = [i for i, w in zip(active, weights) if w * SIGN.get(names[i], 1) < 0]
+        if not wrong:
+            full = np.zeros(len(names))
+            full[active] = weights
+            return full, bias
+        active.remove(min(wrong, key=lambda i: abs(weights[active.index(i)])))
+
+
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> tuple[np.ndarray, float]:
     """Logistic regression (Newton's method) on standardised signals; weights returned on the raw scale."""
     mean, std = x.mean(0), x.std(0) + 1e-9
@@ -113,12 +139,47 @@ def auc(scores: np.ndarray, y: np.ndarray) -> float:
     return round(float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
 
 
+def cross_validated(rows: list[dict], names: tuple[str, ...], max_false: float) -> dict[str, float]:
+    """Over folds of the calibration half (by a hash of the question id): fit on the other folds, set the
+    threshold there, and measure the refusals, false refusals and AUC on the fold left out."""
+    def fold(row: dict) -> int:
+        return hashlib.sha256(("fold" + row["id"]).encode()).digest()[0] % FOLDS
+
+    results = []
+    for k in range(FOLDS):
+        train = [r for r in rows if fold(r) != k]
+        test = [r for r in rows if fold(r) == k]
+        x_train, y_train = matrix(train, names)
+        x_test, y_test = matrix(test, names)
+        if len(set(y_test)) < 2:
+            continue
+        weights, bias = fit_monotone(x_train, y_train, names)
+        threshold = threshold_for(x_train @ weights + bias, y_train, max_false)
+        scores = x_test @ weights + bias
+        results.append({**rates(scores, y_test, threshold), "auc": auc(scores, y_test)})
+    return {key: round(float(np.mean([r[key] for r in results])), 4) for key in results[0]}
+
+
+def choose_signals(rows: list[dict], max_false: float) -> tuple[tuple[str, ...], dict[str, dict[str, float]]]:
+    """The candidate signal set that refuses most in cross-validation on the calibration half at the
+    false-refusal budget — but the passage cosine alone (the simplest rule, and the one that refuses best
+    when a topic is missing altogether) unless another set beats it clearly (CLEAR_MARGIN more refusals
+    and a better AUC). The held-out half is not looked at."""
+    calibration = [r for r in rows if not holdout(r["id"])]
+    found = {",".join(names): cross_validated(calibration, names, max_false) for names in CANDIDATES}
+    best = max(CANDIDATES, key=lambda n: (found[",".join(n)]["refusal_rate"], found[",".join(n)]["auc"]))
+    simple, richer = found["dense"], found[",".join(best)]
+    if richer["refusal_rate"] - simple["refusal_rate"] < CLEAR_MARGIN or richer["auc"] <= simple["auc"]:
+        best = ("dense",)
+    return best, found
+
+
 def calibrate(rows: list[dict], names: tuple[str, ...], max_false: float) -> dict:
     calibration = [r for r in rows if not holdout(r["id"])]
     held = [r for r in rows if holdout(r["id"])]
     x_cal, y_cal = matrix(calibration, names)
     x_held, y_held = matrix(held, names)
-    weights, bias = fit_logistic(x_cal, y_cal)
+    weights, bias = fit_monotone(x_cal, y_cal, names)
     cal_scores, held_scores = x_cal @ weights + bias, x_held @ weights + bias
     threshold = threshold_for(cal_scores, y_cal, max_false)
     tradeoff = []
@@ -162,7 +223,8 @@ def load_sets(args, settings: Settings) -> list[tuple[str, KnowledgeBase, list]]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--max-false-refusal", type=float, default=0.05)
+    # A point below the 5% aim: the threshold set on one half lands within about a point of it on the other.
+    parser.add_argument("--max-false-refusal", type=float, default=0.04)
     parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
     parser.add_argument("--sets", default="lawref,squad2", help="which question sets to use")
     parser.add_argument("--reuse-signals", action="store_true",
@@ -179,12 +241,14 @@ def main() -> None:
             print(f"{name}: computing signals for {len(questions)} questions", flush=True)
             rows = signals(kb, questions, top_n)
             saved.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        chosen, candidates = choose_signals(rows, args.max_false_refusal)
         report = {
             "language": "zh" if name == "lawref" else "en",
             "answerable": sum(r["answerable"] for r in rows),
             "unanswerable": sum(not r["answerable"] for r in rows),
             "evidence_ms_p50": round(statistics.median(r["evidence_ms"] for r in rows), 2),
-            "model": calibrate(rows, SIGNALS, args.max_false_refusal),
+            "model": calibrate(rows, chosen, args.max_false_refusal),
+            "cross_validated_candidates": candidates,
             "dense_only": calibrate(rows, ("dense",), args.max_false_refusal),
             "single_signal_auc_holdout": {
                 n: calibrate(rows, (n,), args.max_false_refusal)["auc_holdout"] for n in SIGNALS},

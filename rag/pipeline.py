@@ -115,7 +115,7 @@ class AnswerPipeline:
         notices.extend(found.notices)
         sources = [h.chunk for h in found.hits[: self.config.top_k]]
         evidence = None
-        if sources and (self.answerer is None or self.gate.wants_evidence(found.rerank_scores is not None)):
+        if sources and (self.answerer is None or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None)):
             evidence = await self._evidence(question, rewritten, sources, idf, timings)
         gate_began = time.perf_counter()
         decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits, idf,

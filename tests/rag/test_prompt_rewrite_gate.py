@@ -84,7 +84,8 @@ def test_gate_with_reranker_scores():
 
 
 def test_gate_without_reranker_combines_dense_and_coverage():
-    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.5, threshold_zh=1.0, threshold_en=1.0))
+    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.5, threshold_zh=1.0, threshold_en=1.0,
+                                   use_evidence=False))
     strong = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.8})]
     weak = [Hit(chunk("Parking is assigned by lottery.", title="Office", section=("Parking",)), 0.1, {"dense": 1}, {"dense": 0.8})]
     assert lexical_coverage("daily meal allowance", strong, idf) == 1.0
@@ -95,8 +96,26 @@ def test_gate_without_reranker_combines_dense_and_coverage():
 
 
 def test_gate_threshold_follows_the_question_language():
-    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.0, threshold_zh=0.9, threshold_en=0.8))
+    gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.0, threshold_zh=0.9, threshold_en=0.8,
+                                   use_evidence=False))
     hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
     english, chinese = gate.decide("meal allowance?", hits, idf), gate.decide("伙食补助是多少?", hits, idf)
     assert english.answer and english.signals["threshold"] == 0.8
     assert not chinese.answer and chinese.signals["threshold"] == 0.9
+
+
+def test_with_sentence_evidence_the_gate_uses_the_model_of_the_question_language():
+    from rag.evidence import Evidence
+    from rag.gate import AnswerabilityModel
+
+    models = {"zh": AnswerabilityModel({"sentence": 10.0}, -9.0), "en": AnswerabilityModel({"sentence": 10.0}, -8.0)}
+    gate = EvidenceGate(GateConfig(models=models))
+    hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
+    evidence = Evidence([], signals={"sentence": 0.85, "sentence_coverage": 0.5, "missing_names": 0.0})
+    english, chinese = gate.decide("meal allowance?", hits, idf, evidence=evidence), \
+        gate.decide("伙食补助是多少?", hits, idf, evidence=evidence)
+    assert english.answer and english.signals["answerability"] == 0.5
+    assert not chinese.answer and chinese.reason == "answerability -0.500 < 0.000"
+    assert chinese.signals["sentence"] == 0.85 and chinese.signals["dense"] == 0.85
+    without = EvidenceGate(GateConfig(models=models, use_evidence=False, threshold_zh=0.8))
+    assert without.decide("伙食补助是多少?", hits, idf, evidence=evidence).answer, "the cosine rule when told so"
