@@ -173,6 +173,14 @@ def test_assistant_threads_greet_suggest_and_show_status(handbook_index, slack, 
         bot.event({"type": "assistant_thread_started", "assistant_thread": thread, "event_ts": "1700000000.000200"})
         wait_for(lambda: slack.calls_to("assistant.threads.setSuggestedPrompts"))
         assert slack.calls_to("chat.postMessage")[0].args["thread_ts"] == "1700000000.000100"
+        prompts = slack.calls_to("assistant.threads.setSuggestedPrompts")[0].args["prompts"]
+        if isinstance(prompts, str):
+            prompts = json.loads(prompts)
+        asked = " ".join(p["message"] for p in prompts)
+        titles = ("中国区差旅报销制度", "年假与请假制度", "Travel and Expense Policy", "New Employee Onboarding Guide")
+        assert len(prompts) == 4 and any(title in asked for title in titles), "prompts about this index's documents"
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in asked) and "What are the key points" in asked
+        assert all(len(p["title"]) <= 40 for p in prompts)
         ts = slack.seed_message("D0ASSIST1", "出差吃饭能报多少?", user="U0PLAIN01", thread_ts="1700000000.000100")
         bot.event({"type": "message", "channel_type": "im", "channel": "D0ASSIST1", "user": "U0PLAIN01",
                    "text": "出差吃饭能报多少?", "ts": ts, "thread_ts": "1700000000.000100", "team": TEAM,

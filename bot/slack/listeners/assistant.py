@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from slack_bolt.async_app import AsyncApp
@@ -12,17 +13,25 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import GREETING
+from bot.slack.home import example_questions
 from bot.slack.listeners.conversation import answer_in_thread, clean_question, first_time, thread_history
 from bot.slack.services import SlackServices
+from rag.index.snapshot import Manifest
 
 _log = logging.getLogger(__name__)
 
-SUGGESTED_PROMPTS = [
-    {"title": "Meal allowance on trips", "message": "How much is the daily meal allowance on a business trip?"},
-    {"title": "出差吃饭能报多少", "message": "出差吃饭能报多少?"},
-    {"title": "Annual leave", "message": "How many days of annual leave do I get?"},
-    {"title": "Lost laptop", "message": "What do I do if I lose my laptop?"},
-]
+PROMPT_TITLE_CHARS = 40  # the pane shows short titles; the full question is the message
+
+
+def suggested_prompts(manifest: Manifest | None) -> list[dict[str, str]]:
+    """Questions about this knowledge base's own documents (none before the first index)."""
+    if manifest is None:
+        return []
+    prompts = []
+    for question in example_questions(manifest):
+        title = question if len(question) <= PROMPT_TITLE_CHARS else question[: PROMPT_TITLE_CHARS - 1] + "…"
+        prompts.append({"title": title, "message": question})
+    return prompts
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
@@ -31,7 +40,10 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     @assistant.thread_started
     async def started(say: AsyncSay, set_suggested_prompts: AsyncSetSuggestedPrompts) -> None:
         await say(GREETING)
-        await set_suggested_prompts(prompts=SUGGESTED_PROMPTS, title="Try one of these")
+        manifest = await asyncio.to_thread(services.index.manifest) if services.index else None
+        prompts = suggested_prompts(manifest)
+        if prompts:
+            await set_suggested_prompts(prompts=prompts, title="Try one of these")
 
     @assistant.user_message
     async def user_message(payload: dict, body: dict, client: AsyncWebClient, context: dict,
