@@ -2,8 +2,9 @@
 
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
-a storm dispersed the fleet."), then the runner-up when it is nearly as good. Short paragraphs are
-quoted whole, table rows with their column headers. Nothing is quoted that shares no content with the
+a storm dispersed the fleet."), then the runner-up when it is nearly as good; at most three sentences
+in all, so an answer stays short to read. Short paragraphs are quoted whole (a short article is never
+cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
 """
 
@@ -15,6 +16,7 @@ from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.markers import neutralise
 from rag.prompt import detect_language
 from rag.quotable import Unit
+from rag.text import sentence_spans
 from rag.types import Chunk
 
 HEADERS = {
@@ -23,25 +25,31 @@ HEADERS = {
 }
 
 
-def choose_quotes(evidence: Evidence, *, max_units: int = 3, max_chars: int = 900,
+def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
                   margin: float = 0.08) -> list[list[Unit]]:
-    """Excerpts to quote, best first: each a list of consecutive units of one passage."""
+    """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
+    `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut:
+    a whole short article of four sentences is quoted alone."""
     best = evidence.best
     if best is None:
         return []
     index = {id(u): n for n, u in enumerate(evidence.all_units)}
     excerpts = [[best.unit]]
+    used = _sentences(best.unit)
     follower = _follower(best.unit, evidence)
-    if follower is not None:
+    if follower is not None and used + _sentences(follower) <= max_sentences:
         excerpts[0].append(follower)
+        used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
     for candidate in evidence.units[1:]:
         unit = candidate.unit
-        if sum(len(e) for e in excerpts) >= max_units or candidate.score < best.score - margin:
+        if used >= max_sentences or candidate.score < best.score - margin:
             break
-        if " ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars:
+        if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
+                or used + _sentences(unit) > max_sentences):
             continue
         quoted.add(" ".join(unit.text.split()))
+        used += _sentences(unit)
         for excerpt in excerpts:  # next to an excerpt already chosen: one quote, in reading order
             if unit.kind == "row" and excerpt[0].kind == "row" and excerpt[0].source == unit.source:
                 excerpt.append(unit)  # rows of one table: one table, one header
@@ -94,6 +102,10 @@ def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
     if unit.kind != "sentence" or unit.following is None:
         return None
     return evidence.all_units[unit.following]
+
+
+def _sentences(unit: Unit) -> int:
+    return 1 if unit.kind == "row" else max(1, len(sentence_spans(unit.text, clauses=False)))
 
 
 def _length(excerpts: list[list[Unit]]) -> int:
