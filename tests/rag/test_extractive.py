@@ -103,3 +103,30 @@ def test_a_refusal_suggests_documents_only_when_they_are_related(handbook):
     assert "Travel and Expense Policy › Transport › Private car (travel-expenses.md)" in related.text
     unrelated = ask(handbook, "What is the capital of France?", **strict)
     assert unrelated.refused and unrelated.sources == [] and "might look" not in unrelated.text
+
+
+def _scored(source: int, start: int, text: str, kind: str, score: float, following: int | None = None):
+    from rag.evidence import ScoredUnit
+    from rag.quotable import Unit
+
+    return ScoredUnit(Unit(source, start, start + len(text), text, kind, following), 1.0, 1.0, score, score)
+
+
+def test_no_more_than_three_sentences_are_quoted_but_a_short_article_stays_whole():
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "Permits are issued by the front desk.", "sentence", 0.90, following=1)
+    follower = _scored(0, 38, "They cost ten euros a month.", "sentence", 0.50)
+    two_sentences = _scored(1, 0, "Permits expire in March. Renew them online.", "paragraph", 0.89)
+    one_more = _scored(2, 0, "Lost permits are replaced for free.", "sentence", 0.88)
+    units = [best, two_sentences, one_more]
+    evidence = Evidence(units, [best.unit, follower.unit, two_sentences.unit, one_more.unit])
+    chosen = [[u.text for u in excerpt] for excerpt in choose_quotes(evidence)]
+    assert chosen == [[best.unit.text, follower.unit.text], [one_more.unit.text]], \
+        "the best sentence, its follower and the next one that fits: three sentences"
+
+    article = _scored(0, 0, "第九条 标准为每人每天一百元。出发当天按五十元计算。返回当天按五十元计算。无需发票。", "paragraph", 0.9)
+    other = _scored(1, 0, "第十条 住宿费按标准报销。", "paragraph", 0.89)
+    chosen = choose_quotes(Evidence([article, other], [article.unit, other.unit]))
+    assert [[u.text for u in excerpt] for excerpt in chosen] == [[article.unit.text]], "the article whole, alone"
