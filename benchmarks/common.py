@@ -12,7 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
-DATASETS = PROJECT.parent / "shared" / "datasets"
+# BENCH_DATASETS: another folder laid out like ../shared/datasets (e.g. a slice of lawref, kept outside the
+# project) when the whole set would take too long to embed on the machine at hand.
+DATASETS = Path(os.environ.get("BENCH_DATASETS") or PROJECT.parent / "shared" / "datasets")
 RESULTS = PROJECT / "benchmarks" / "results"
 
 

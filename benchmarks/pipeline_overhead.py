@@ -5,6 +5,10 @@ gate scores the top passages' sentences with the embedded model; that cost ("evi
 its own, beside the rest.
 
     .venv/bin/python benchmarks/pipeline_overhead.py --index-dir DATA/eval/docs --questions 200 [--redis-url URL]
+        [--set lawref|squad2] [--copies N]
+
+The questions come from the set the index was built from: lawref's are Chinese (the zh gate reads only
+the passage cosine), squad2's English (the en gate reads sentence evidence, so they show its cost).
 
 The answer model is a local stand-in that streams instantly, so model time is not in the numbers.
 """
@@ -53,17 +57,19 @@ def main() -> None:
     parser.add_argument("--index-dir", type=Path, required=True)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--copies", type=int, default=3, help="tiling for the larger index (3 × lawref ≈ 60k)")
+    parser.add_argument("--set", dest="dataset", choices=("lawref", "squad2"), default="lawref")
     parser.add_argument("--redis-url", default=None)
     args = parser.parse_args()
-    rows = [json.loads(line) for line in open(DATASETS / "lawref" / "questions.jsonl", encoding="utf-8")]
-    questions = [r["question"] for r in rows[: args.questions]]
+    rows = [json.loads(line) for line in open(DATASETS / args.dataset / "questions.jsonl", encoding="utf-8")]
+    questions = [r["question"] for r in rows if r.get("answerable", True)][: args.questions]
     real = SnapshotStore(args.index_dir).load_current()
     results: dict[str, object] = {"questions": len(questions), "cache": "redis" if args.redis_url else "memory"}
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as model:
         model.script.chat_reply, model.script.chat_pieces = "根据规定[S1]。", 2
         settings = Settings(data_dir=Path(tmp), _env_file=None, redis_url=args.redis_url,
                             answer_base_url=model.base_url, answer_model="stand-in")
-        for label, snapshot in (("lawref", real), (f"lawref x{args.copies}", tiled_snapshot(real, args.copies, settings.hnsw_threshold))):
+        tiled = tiled_snapshot(real, args.copies, settings.hnsw_threshold)
+        for label, snapshot in ((args.dataset, real), (f"{args.dataset} x{args.copies}", tiled)):
             kb = KnowledgeBase(settings, Path(tmp) / "unused")
             kb.__dict__["retriever"] = Retriever(FixedStore(snapshot), kb.embedder)
             pipeline = make_pipeline(kb)
@@ -74,7 +80,7 @@ def main() -> None:
             cold, warm = asyncio.run(twice())
             results[label] = {"chunks": snapshot.dense.size, "first_time": summarize(cold), "cache_hit": summarize(warm)}
             print(label, json.dumps(results[label]), flush=True)
-    save("pipeline_overhead", results)
+    save("pipeline_overhead" if args.dataset == "lawref" else f"pipeline_overhead_{args.dataset}", results)
 
 
 if __name__ == "__main__":
