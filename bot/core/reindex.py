@@ -214,6 +214,9 @@ async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: Tex
         outcome = ReindexOutcome(report_text(report, style), ok=True)
     except ReindexBusy:
         return ReindexOutcome(BUSY, busy=True, told=False)
+    except IndexBusyError as exc:  # another process (e.g. a replica) is reindexing: expected, no traceback
+        _log.warning("reindex not started: %s", exc)
+        outcome = ReindexOutcome(failure_text(failure_reason(exc), style))
     except Exception as exc:  # noqa: BLE001 - the old index keeps serving; the admin gets a short reason
         _log.exception("reindex failed")
         outcome = ReindexOutcome(failure_text(failure_reason(exc), style))
