@@ -93,3 +93,4 @@ def test_a_reindex_running_elsewhere_is_named_to_the_admin(replicas, redis_proce
         failed = wait_for(lambda: reports(slack, ":x:"), 60)[0]
     assert "previous index is still serving" in failed
     assert "another reindex is running (started by U0OTHER01 (teams) on bot-c at " in failed
+    assert "Traceback" not in b.log.read_text(), "an expected condition, logged as one line"
