@@ -63,7 +63,8 @@ class Metrics:
         self.errors.labels(kind).inc()
 
     def voted(self, target: str, value: int) -> None:
-        self.votes.labels("citation" if target.startswith("citation:") else target, "up" if value > 0 else "down").inc()
+        kind = "citation" if target.startswith("citation:") else target
+        self.votes.labels(kind, "up" if value > 0 else "down").inc()
 
     def reindexed(self, seconds: float, ok: bool) -> None:
         self.reindexes.labels("ok" if ok else "failed").observe(seconds)

@@ -27,7 +27,8 @@ from rag.index.snapshot import IndexBusyError
 _log = logging.getLogger(__name__)
 
 # Compare-and-set scripts: only the holder (its token) may renew or release the lock.
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end "
+          "return 0")
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 
@@ -122,7 +123,8 @@ class VersionChannel:
         except redis.RedisError:
             return None
 
-    def watch(self, on_version: Callable[[str], None], stop: threading.Event, every: float = 5.0) -> threading.Thread:
+    def watch(self, on_version: Callable[[str], None], stop: threading.Event,
+              every: float = 5.0) -> threading.Thread:
         """Call `on_version` (in a thread of its own) with each version announced from now on; the key is
         also read every `every` seconds, so a message lost while Redis was away is not missed for long."""
         thread = threading.Thread(target=self._watch, args=(on_version, stop, every), name="index-version",
