@@ -8,6 +8,8 @@ another branch; it plugs into the same announcement and lock, which carry only a
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -32,16 +34,21 @@ def reports(slack, icon: str) -> list[str]:
             if icon in c.args.get("text", "")]
 
 
-@pytest.fixture
-def replicas(redis_process, slack, tmp_path):
+def knowledge_base(tmp_path) -> tuple:
     docs = tmp_path / "docs"
     docs.mkdir()
     for name in ("travel-expenses.md", "onboarding.md", "差旅报销制度.md"):
         shutil.copy(HANDBOOK / name, docs / name)
-    data = tmp_path / "data"
-    kb = KnowledgeBase.default(Settings(data_dir=data, _env_file=None))
+    kb = KnowledgeBase.default(Settings(data_dir=tmp_path / "data", _env_file=None))
     build(kb, [docs])
-    env = replica_env(data, slack.base_url, redis_process.url, gate_threshold="0.0", docs_paths=str(docs))
+    return docs, kb
+
+
+@pytest.fixture
+def replicas(redis_process, slack, tmp_path):
+    docs, kb = knowledge_base(tmp_path)
+    env = replica_env(kb.settings.data_dir, slack.base_url, redis_process.url, gate_threshold="0.0",
+                      docs_paths=str(docs))
     started: list[Replica] = []
     try:
         started.append(Replica("a", env, tmp_path))
@@ -94,3 +101,23 @@ def test_a_reindex_running_elsewhere_is_named_to_the_admin(replicas, redis_proce
     assert "previous index is still serving" in failed
     assert "another reindex is running (started by U0OTHER01 (teams) on bot-c at " in failed
     assert "Traceback" not in b.log.read_text(), "an expected condition, logged as one line"
+
+
+def test_without_redis_a_replica_switches_on_its_next_question(slack, tmp_path):
+    """No announcement without Redis: the shared data directory's CURRENT pointer is read on each question."""
+    docs, kb = knowledge_base(tmp_path)
+    env = replica_env(kb.settings.data_dir, slack.base_url, None, gate_threshold="0.0")
+    replica = Replica("solo", env, tmp_path)
+    try:
+        before = wait_for(lambda: replica.get("/health").json()["serving"], 60)
+        (docs / "visitor-parking.md").write_text(PARKING, encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "ai_employee.cli", "index"], env=env, cwd=tmp_path, check=True,
+                       capture_output=True, timeout=300)
+        new = kb.store.current_version()
+        time.sleep(2)
+        assert new != before and replica.get("/health").json()["serving"] == before
+        replica.event(mention(slack, "Where do visitors park?"))
+        final = wait_for(lambda: final_answers(slack), 60)[0]
+        assert "Q7" in answer_text(final.args["blocks"]) and replica.get("/health").json()["serving"] == new
+    finally:
+        replica.stop()
