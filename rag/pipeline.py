@@ -105,14 +105,16 @@ class AnswerPipeline:
         began = time.perf_counter()
         timings: dict[str, float] = {}
         notices: list[str] = []
+        failures: list[str] = []  # "<role>:<kind>" of each model call that failed
         # Loading a newly published snapshot takes a moment: never on the event loop.
         snapshot = await asyncio.to_thread(lambda: self.finder.retriever.snapshot)
         version, idf = snapshot.version, snapshot.lexical.idf
 
-        rewritten = await self._rewrite(question, history, version, timings, notices)
+        rewritten = await self._rewrite(question, history, version, timings, notices, failures)
         found = await self.finder.find(question, rewritten, version)
         timings.update(found.timings_ms)
         notices.extend(found.notices)
+        failures.extend(found.failures)
         sources = [h.chunk for h in found.hits[: self.config.top_k]]
         evidence = None
         if sources and (self.answerer is None or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None)):
@@ -130,7 +132,7 @@ class AnswerPipeline:
         timings["before_answer_model"] = _ms(began)
         language = detect_language(question)
         base = dict(question=question, rewritten_query=rewritten, gate=decision.signals, index_version=version,
-                    models=self.models, notices=notices)
+                    models=self.models, notices=notices, failures=failures)
 
         if not decision.answer:
             related = related_documents(rewritten or question, found.hits, idf)
@@ -144,7 +146,8 @@ class AnswerPipeline:
         markers = MarkerRewriter(len(sources))
         parts: list[str] = []
         mode = "generative" if self.answerer else "extractive"
-        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, timings, notices, began)
+        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
+                                failures, began)
         async for delta in deltas:
             if delta is _FALLBACK:
                 mode = "extractive"
@@ -194,7 +197,8 @@ class AnswerPipeline:
 
         return [(cut(q), cut(a)) for q, a in history[-self.config.history_turns :]]
 
-    async def _rewrite(self, question: str, history, version: str, timings: dict, notices: list[str]) -> str | None:
+    async def _rewrite(self, question: str, history, version: str, timings: dict, notices: list[str],
+                       failures: list[str]) -> str | None:
         if self.rewriter is None:
             return None
         began = time.perf_counter()
@@ -209,6 +213,7 @@ class AnswerPipeline:
             self.rewrite_calls += 1
         except ModelError as exc:
             _log.warning("query rewrite failed, searching with the question as asked: %s", exc)
+            failures.append(f"rewrite:{exc.kind}")
             notices.append("The query rewriter is unavailable; searched with the question as asked.")
             timings["rewrite"] = _ms(began)
             return None
@@ -217,7 +222,7 @@ class AnswerPipeline:
         return rewritten
 
     async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
-                        began):
+                        failures, began):
         """Deltas from the answer model; on failure before any text, the extractive answer instead."""
         produced = False
         if self.answerer is not None:
@@ -232,6 +237,7 @@ class AnswerPipeline:
                 return
             except ModelError as exc:
                 _log.warning("answer model failed: %s", exc)
+                failures.append(f"answer:{exc.kind}")
                 if produced:
                     notices.append(f"The answer model failed mid-answer ({exc.kind}).")
                     yield "\n\n" + INTERRUPTED[detect_language(question)]

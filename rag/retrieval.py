@@ -115,6 +115,11 @@ class Retriever:
                 current = self._snapshot
         return current
 
+    @property
+    def loaded(self) -> Snapshot | None:
+        """The snapshot in memory, without loading one (None until the first search or warm-up)."""
+        return self._snapshot
+
     def _check_compatible(self, snapshot: Snapshot) -> None:
         manifest = snapshot.manifest
         if manifest.embedding_model != self.embedder.model_id:

@@ -158,6 +158,7 @@ class Answer:
     models: dict[str, str] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)  # degraded service the user should know about
+    failures: list[str] = field(default_factory=list)  # "<role>:<kind>" of each model call that failed
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
+from tests.processes import RedisProcess, free_port
 
 PROJECT = Path(__file__).resolve().parent.parent
 DATASETS = PROJECT.parent / "shared" / "datasets"
@@ -55,3 +57,13 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("AIE_") or name == "REDIS_URL":
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def redis_process():
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is required for the cache tests (.ci/run installs/starts it)")
+    server = RedisProcess(free_port())
+    server.start()
+    yield server
+    server.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
@@ -31,3 +32,26 @@ def wait_until_up(url: str | None = None, *, port: int | None = None, process: s
             if time.time() > deadline:
                 raise TimeoutError(f"{url or port} did not come up within {timeout:.0f} s") from None
             time.sleep(0.2)
+
+
+class RedisProcess:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_until_up(port=self.port, process=self.proc, timeout=10)
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None

@@ -14,7 +14,8 @@ def test_ci_runs_exactly_the_readme_test_command():
     install, test = _commands()[:2]
     ci = (PROJECT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ci[-1] == test
-    assert "pip install" in install and 'pip install --quiet -e ".[test]"' in "\n".join(ci)
+    assert "pip install" in install and "scripts/install" in ci
+    assert 'pip install --quiet -e ".[test]"' in (PROJECT / "scripts" / "install").read_text(encoding="utf-8")
 
 
 def test_readme_example_files_exist():

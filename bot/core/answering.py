@@ -9,12 +9,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer
+
+if TYPE_CHECKING:
+    from bot.core.metrics import Metrics
 
 _log = logging.getLogger(__name__)
 
@@ -67,9 +70,11 @@ class ReplySink(Protocol):
 
 
 class Answerer:
-    def __init__(self, pipeline: AnswerPipeline, feedback: FeedbackStore, *, max_concurrent: int = 4) -> None:
+    def __init__(self, pipeline: AnswerPipeline, feedback: FeedbackStore, *, max_concurrent: int = 4,
+                 metrics: Metrics | None = None) -> None:
         self.pipeline = pipeline
         self.feedback = feedback
+        self.metrics = metrics
         # Later questions wait their turn: retrieval and extractive answers are CPU work, so on a small
         # machine a burst of questions otherwise starves the acks and every answer.
         self._slots = asyncio.Semaphore(max_concurrent)
@@ -94,20 +99,24 @@ class Answerer:
             await stream.aclose()
             return None
         except QuestionTooLong as exc:
-            return await self._fail(reply, exc.message, question)
+            return await self._fail(reply, exc.message, question, "too_long")
         except IndexNotFoundError:
-            return await self._fail(reply, no_index_message, question)
+            return await self._fail(reply, no_index_message, question, "no_index")
         except Exception:  # noqa: BLE001 - the user gets a short message; the log gets the details
             _log.exception("answering failed", extra={"event_id": question.event_id})
-            return await self._fail(reply, FAILED, question)
+            return await self._fail(reply, FAILED, question, "failed")
         if final is None:
-            return await self._fail(reply, FAILED, question)
+            return await self._fail(reply, FAILED, question, "failed")
+        if self.metrics is not None:
+            self.metrics.answered(final, question.platform)
         answer_id = await asyncio.to_thread(self.record, final, question)  # an fsync'd write: off the loop
         try:
             await reply.finish(final, answer_id)
         except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build
             reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
             _log.error("could not post the final answer: %s", reason, extra={"event_id": question.event_id})
+            if self.metrics is not None:
+                self.metrics.failed("unfinished", question.platform)
             await self._tell(reply.notice(NOT_FINISHED), question)
         return final
 
@@ -119,7 +128,9 @@ class Answerer:
         return self.feedback.record_answer(answer.question, answer.text, cited, answer.index_version,
                                            question.conversation, question.user, vector, platform=question.platform)
 
-    async def _fail(self, reply: ReplySink, message: str, question: Question) -> None:
+    async def _fail(self, reply: ReplySink, message: str, question: Question, kind: str) -> None:
+        if self.metrics is not None:
+            self.metrics.failed(kind, question.platform)
         await self._tell(reply.fail(message), question)
 
     async def _tell(self, telling: Awaitable[None], question: Question) -> None:

@@ -43,6 +43,8 @@ def failure_reason(exc: BaseException) -> str:
         return "no documents that could be indexed were found under the configured folders"
     if isinstance(exc, NoDocumentFolders):
         return "no document folders are configured (set AIE_DOCS_PATHS, or run `ai-employee index PATH` once)"
+    if isinstance(exc, IndexBusyError) and exc.holder:
+        return f"another reindex is running (started by {exc.holder}); try again when it has finished"
     if isinstance(exc, (IndexBusyError, ReindexBusy)):
         return "another reindex is running; try again when it has finished"
     return "something unexpected went wrong (the details are in the bot's log)"
@@ -122,9 +124,11 @@ class Reindexer:
         warm: Callable[[], object],
         update_every: float = 2.0,
         clock: Callable[[], float] = time.time,
+        finished: Callable[[ReindexRun], None] | None = None,
     ) -> None:
         self.refresh = refresh
         self.warm = warm
+        self.finished = finished  # told of every finished run (e.g. to measure it)
         self.update_every = update_every
         self._clock = clock
         self._running = asyncio.Lock()
@@ -157,6 +161,8 @@ class Reindexer:
         run, self.current = self.current, None
         if run is not None:
             self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform)
+            if self.finished is not None:
+                self.finished(self.last)
 
     async def _run(self, show: Callable[[str], Awaitable[None]], style: TextStyle) -> IndexReport:
         started = time.monotonic()
@@ -208,6 +214,9 @@ async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: Tex
         outcome = ReindexOutcome(report_text(report, style), ok=True)
     except ReindexBusy:
         return ReindexOutcome(BUSY, busy=True, told=False)
+    except IndexBusyError as exc:  # another process (e.g. a replica) is reindexing: expected, no traceback
+        _log.warning("reindex not started: %s", exc)
+        outcome = ReindexOutcome(failure_text(failure_reason(exc), style))
     except Exception as exc:  # noqa: BLE001 - the old index keeps serving; the admin gets a short reason
         _log.exception("reindex failed")
         outcome = ReindexOutcome(failure_text(failure_reason(exc), style))

@@ -14,6 +14,7 @@ from bot.core.reindex import Reindexer
 from rag.feedback import FeedbackAdjuster, FeedbackStore
 
 if TYPE_CHECKING:
+    from bot.core.metrics import Metrics
     from rag.index.snapshot import Manifest
 
 
@@ -34,6 +35,7 @@ class CoreServices:
     adjuster: FeedbackAdjuster | None = None  # what the votes do to retrieval (for votes and admin views)
     index: IndexInfo | None = None
     memory: ConversationMemory | None = None
+    metrics: Metrics | None = None  # what /metrics shows (the answerer, reindexer and feedback store count into it)
 
     def __post_init__(self) -> None:
         if self.adjuster is None and self.feedback is not None:  # the composition root passes the pipeline's

@@ -140,6 +140,7 @@ class FeedbackStore:
         self._prune_lock = threading.Lock()
         self._writes = 0  # this connection's own writes (SQLite's data_version counts only the others')
         self._last_prune = self._clock()
+        self.on_vote: Callable[[str, int], None] | None = None  # told (target, value) of each vote recorded
         self.prune()
 
     def _migrate(self) -> None:
@@ -245,6 +246,8 @@ class FeedbackStore:
                  platform or recorded.platform),
             )
             self._writes += 1
+        if self.on_vote is not None:
+            self.on_vote(target, value)
         return existed is None
 
     def set_reason(self, answer_id: str, user: str, reason: str, comment: str | None = None) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,8 +104,10 @@ class IndexBuilder:
         *,
         hnsw_threshold: int = 50_000,
         keep_snapshots: int = 2,
+        lock: Callable[[], AbstractContextManager] | None = None,
     ) -> None:
         self.store = store
+        self.lock = lock or store.lock  # one build at a time: the data dir's file lock unless told otherwise
         self.embedder = embedder
         self.cache = cache
         self.loader = loader
@@ -118,7 +121,7 @@ class IndexBuilder:
         exclude: list[str] | None = None,
         progress: Callable[[IndexProgress], None] | None = None,
     ) -> IndexReport:
-        with self.store.lock():
+        with self.lock():
             return self._build(roots, exclude, progress or (lambda _: None))
 
     def _build(

@@ -34,7 +34,11 @@ class IndexNotFoundError(RuntimeError):
 
 
 class IndexBusyError(RuntimeError):
-    pass
+    """Another indexing run holds the lock; `holder` says who and since when, when that is known."""
+
+    def __init__(self, message: str, holder: str | None = None) -> None:
+        super().__init__(f"{message} (started by {holder})" if holder else message)
+        self.holder = holder
 
 
 @dataclass

@@ -34,15 +34,11 @@ def sign(body: bytes, timestamp: int | None = None, secret: str = SIGNING_SECRET
     return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature}
 
 
-@dataclass
-class RunningBot:
+class SlackSender:
+    """Sends a bot at `url` what Slack would: signed events, interactions and slash commands."""
+
     url: str
-    services: Any
-    kb: KnowledgeBase
-    _loop: asyncio.AbstractEventLoop
-    _thread: threading.Thread
-    _runner: web.AppRunner
-    _seq: list[int] = field(default_factory=lambda: [0])
+    _seq: list[int]
 
     def post(self, body: bytes, content_type: str, headers: dict[str, str] | None = None,
              signed: bool = True) -> httpx.Response:
@@ -68,6 +64,17 @@ class RunningBot:
                 "team_id": TEAM, "trigger_id": "1337.42.abc", "response_url": response_url,
                 "token": "legacy", "api_app_id": "A0FAKEAPP"}
         return self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
+
+
+@dataclass
+class RunningBot(SlackSender):
+    url: str
+    services: Any
+    kb: KnowledgeBase
+    _loop: asyncio.AbstractEventLoop
+    _thread: threading.Thread
+    _runner: web.AppRunner
+    _seq: list[int] = field(default_factory=lambda: [0])
 
     def stop(self) -> None:
         async def shutdown() -> None:

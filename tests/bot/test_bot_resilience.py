@@ -239,12 +239,9 @@ def test_streaming_breaking_mid_answer_continues_in_a_placeholder_and_ends_compl
             bot.stop()
 
 
-def test_two_bot_processes_sharing_redis_answer_a_retried_event_once(handbook_index, slack, tmp_path):  # noqa: F811
-    from tests.cache.test_caches import RedisProcess
-    from tests.processes import free_port
-
-    redis = RedisProcess(free_port())
-    redis.start()
+def test_two_bot_processes_sharing_redis_answer_a_retried_event_once(handbook_index, slack, tmp_path,  # noqa: F811
+                                                                     redis_process):
+    redis = redis_process
     first = run_bot(handbook_index, slack, tmp_path, redis_url=redis.url)
     second = run_bot(handbook_index, slack, tmp_path / "b", redis_url=redis.url)
     try:

@@ -3,47 +3,12 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
 import time
 
 import pytest
 
 from cache import MemoryCache, RedisCache, cache_key, make_cache, make_dedup_store
-from tests.processes import free_port, wait_until_up
-
-
-class RedisProcess:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        wait_until_up(port=self.port, process=self.proc, timeout=10)
-
-    def stop(self) -> None:
-        if self.proc:
-            self.proc.terminate()
-            self.proc.wait(10)
-            self.proc = None
-
-
-@pytest.fixture
-def redis_process():
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is required for the cache tests (.ci/run installs/starts it)")
-    server = RedisProcess(free_port())
-    server.start()
-    yield server
-    server.stop()
+from tests.processes import free_port
 
 
 @pytest.fixture(params=["memory", "redis"])

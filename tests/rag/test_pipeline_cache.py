@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import pytest
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
-from tests.cache.test_caches import RedisProcess
-from tests.processes import free_port
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.rag.test_pipeline import collect
@@ -22,13 +19,8 @@ DOCS = {
 
 
 @pytest.fixture
-def redis_server():
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is required (.ci/run starts one)")
-    server = RedisProcess(free_port())
-    server.start()
-    yield server
-    server.stop()
+def redis_server(redis_process):
+    return redis_process
 
 
 @pytest.fixture

@@ -1,0 +1,91 @@
+"""What the server shows operators (health, readiness, metrics) and the work it runs in the background:
+loading the index before the first question, and switching to each index version another replica announces."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from bot.server import Operations
+from rag.index.snapshot import IndexNotFoundError
+
+if TYPE_CHECKING:
+    from ai_employee.wiring import KnowledgeBase
+    from bot.core.services import CoreServices
+
+_log = logging.getLogger(__name__)
+
+
+class IndexLoader:
+    """Loads the live index in a thread of its own, one load at a time; remembers why a load failed."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.problem: str | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self.load, name="index-load", daemon=True)
+                self._thread.start()
+
+    def load(self) -> str | None:
+        """The version now served (blocking), or None when there is none to load."""
+        try:
+            version = self.kb.retriever.snapshot.version
+            self.problem = None
+            return version
+        except IndexNotFoundError:
+            self.problem = "no index has been built yet"
+        except Exception:  # noqa: BLE001 - e.g. built with another embedder: details in the log, not on /ready
+            _log.exception("the index could not be loaded")
+            self.problem = "the index could not be loaded (see the log)"
+        return None
+
+    def switch(self, announced: str) -> None:
+        """Another replica published `announced`: serve it now rather than on the next question."""
+        version = self.load()
+        if version != announced:
+            _log.warning("index version %s was announced but this replica serves %s: do all replicas share "
+                         "AIE_DATA_DIR (and index backend)?", announced, version)
+        else:
+            _log.info("now serving index version %s", version)
+
+
+def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
+    cache = services.answerer.pipeline.cache
+    loader = IndexLoader(kb)
+    stop = threading.Event()
+
+    def health() -> dict:
+        loaded = kb.retriever.loaded
+        return {"status": "ok", "index_version": kb.store.current_version(),
+                "serving": loaded.version if loaded else None, "cache": cache.backend,
+                "reindexing": services.reindexer.running}
+
+    def readiness() -> tuple[bool, dict]:
+        loaded = kb.retriever.loaded
+        if loaded is None or loaded.version != kb.store.current_version():
+            loader.start()  # e.g. the first index was just built: load it without waiting for a question
+        index: dict = {"loaded": loaded is not None, "version": loaded.version if loaded else None}
+        if loaded is None and loader.problem:
+            index["reason"] = loader.problem
+        redis: dict = {"configured": bool(kb.settings.redis_url)}
+        if kb.settings.redis_url:
+            redis["reachable"] = bool(getattr(cache, "ping", lambda: False)())
+        return loaded is not None and redis.get("reachable", True), {"index": index, "redis": redis}
+
+    async def ready() -> tuple[bool, dict]:
+        return await asyncio.to_thread(readiness)
+
+    def start() -> None:
+        loader.start()
+        if kb.versions is not None:
+            kb.versions.watch(loader.switch, stop)
+
+    metrics = services.metrics.exposition if services.metrics is not None else None
+    return Operations(health, ready, metrics, start, stop.set)

@@ -1,0 +1,70 @@
+"""The reindex lock and the index version announcement, against a real redis-server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bot.core.reindex import failure_reason
+from rag.index.coordination import RedisIndexLock, VersionChannel
+from rag.index.snapshot import IndexBusyError
+
+
+def test_one_holder_at_a_time_and_the_next_is_told_who_holds_it(redis_process):
+    first = RedisIndexLock(redis_process.url, "kb1", "U0ADMIN01 (slack) on bot-a")
+    with first:
+        with pytest.raises(IndexBusyError) as busy:
+            with RedisIndexLock(redis_process.url, "kb1", "U0OTHER (teams) on bot-b"):
+                pass
+        with RedisIndexLock(redis_process.url, "another-kb", "me"):  # other knowledge bases are not blocked
+            pass
+    reason = failure_reason(busy.value)
+    assert reason.startswith("another reindex is running (started by U0ADMIN01 (slack) on bot-a at ")
+    assert reason.endswith(" UTC); try again when it has finished")
+    with RedisIndexLock(redis_process.url, "kb1", "U0OTHER (teams) on bot-b"):  # released on exit
+        pass
+
+
+def test_a_holder_renews_the_lock_while_it_works(redis_process):
+    with RedisIndexLock(redis_process.url, "kb2", "slow reindex", ttl=0.6) as held:
+        time.sleep(1.5)  # well past the ttl
+        with pytest.raises(IndexBusyError):
+            RedisIndexLock(redis_process.url, "kb2", "impatient").__enter__()
+        assert not held.lost
+
+
+def test_a_crashed_holder_blocks_the_next_reindex_for_the_ttl_at_most(redis_process):
+    crashed = RedisIndexLock(redis_process.url, "kb3", "a replica that died", ttl=1.0)
+    crashed.__enter__()
+    crashed._stop.set()  # the process is gone: nobody renews, nobody releases
+    with pytest.raises(IndexBusyError):
+        RedisIndexLock(redis_process.url, "kb3", "next").__enter__()
+    time.sleep(1.3)
+    with RedisIndexLock(redis_process.url, "kb3", "next"):
+        pass
+
+
+def test_redis_down_means_no_reindex_rather_than_two(redis_process):
+    url = redis_process.url
+    redis_process.stop()
+    with pytest.raises(IndexBusyError, match="Redis at .* is not answering"):
+        with RedisIndexLock(url, "kb4", "me"):
+            pass
+
+
+def test_replicas_hear_a_new_version_within_a_second_and_late_ones_read_it(redis_process):
+    heard: list[str] = []
+    got = threading.Event()
+    stop = threading.Event()
+    listener = VersionChannel(redis_process.url, "kb5")
+    listener.watch(lambda version: (heard.append(version), got.set()), stop)
+    time.sleep(0.3)  # subscribed
+    began = time.perf_counter()
+    assert VersionChannel(redis_process.url, "kb5").announce("20260101-000000-abc")
+    assert got.wait(2), "the announcement did not arrive"
+    assert time.perf_counter() - began < 1.0 and heard == ["20260101-000000-abc"]
+    assert VersionChannel(redis_process.url, "kb5").announced() == "20260101-000000-abc"
+    assert VersionChannel(redis_process.url, "other").announced() is None
+    stop.set()
