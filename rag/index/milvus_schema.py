@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -54,13 +55,21 @@ class MilvusConfig:
 
 def connect(config: MilvusConfig) -> Any:
     """A MilvusClient; one clear MilvusUnavailableError when it cannot connect."""
-    from pymilvus import MilvusClient
-    from pymilvus.exceptions import MilvusException
-
+    # pymilvus parses MILVUS_URI itself on import and rejects a Milvus Lite path: hide it meanwhile.
+    uri_variable = os.environ.pop("MILVUS_URI", None)
+    try:
+        from pymilvus import MilvusClient
+        from pymilvus.exceptions import MilvusException
+    finally:
+        if uri_variable is not None:
+            os.environ["MILVUS_URI"] = uri_variable
     for name in ("pymilvus", "pymilvus.milvus_client"):  # (set on import) our errors say it once, untraced
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
     local = "://" not in config.uri
+    if local:  # Milvus Lite's in-process server logs methods it does not implement (and pymilvus falls back)
+        for name in ("grpc._server", "milvus_lite"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     if local and not config.uri.endswith(".db"):
         raise MilvusUnavailableError(f"MILVUS_URI {config.uri!r}: a local Milvus Lite file must end in .db")
     try:
