@@ -72,8 +72,12 @@ def connect(config: MilvusConfig) -> Any:
             logging.getLogger(name).setLevel(logging.CRITICAL)
     if local and not config.uri.endswith(".db"):
         raise MilvusUnavailableError(f"MILVUS_URI {config.uri!r}: a local Milvus Lite file must end in .db")
+    # Milvus Lite's in-process gRPC server answers pymilvus' 10 s keep-alive pings on an idle connection with
+    # GOAWAY "too_many_pings" (logged by gRPC on stderr): a local connection needs no pings.
+    options = {"grpc_options": {"grpc.keepalive_time_ms": 600_000,
+                                "grpc.keepalive_permit_without_calls": False}} if local else {}
     try:
-        return MilvusClient(uri=config.uri, token=config.token, db_name=config.db, timeout=10)
+        return MilvusClient(uri=config.uri, token=config.token, db_name=config.db, timeout=10, **options)
     except MilvusException as exc:
         hint = (" (Milvus Lite opens a file in one process only: run `milvus-lite server --data-dir FILE` "
                 "and point every process's MILVUS_URI at it)") if local else ""
