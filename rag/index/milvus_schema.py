@@ -43,6 +43,9 @@ class MilvusConfig:
     token: str = ""
     db: str = ""
 
+    def __repr__(self) -> str:  # never the token or credentials in the URI
+        return f"MilvusConfig({self.display!r}, db={self.db!r})"
+
     @property
     def display(self) -> str:
         """The URI without credentials, for messages."""
