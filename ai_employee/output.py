@@ -34,9 +34,10 @@ def knowledge_base() -> KnowledgeBase:
 
 def require_index(kb: KnowledgeBase) -> None:
     """Fail before anything is created (data dir, caches, feedback database) when there is no index."""
+    from rag.index.milvus_schema import MilvusUnavailableError
     from rag.index.snapshot import IndexNotFoundError
 
     try:
         kb.store.current_path()
-    except IndexNotFoundError as exc:
+    except (IndexNotFoundError, MilvusUnavailableError, ValueError) as exc:
         fail(str(exc))

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
     from rag.index.coordination import VersionChannel
-    from rag.index.snapshot import SnapshotStore
+    from rag.index.search_index import IndexStore
     from rag.index.work_cache import WorkCache
     from rag.models.chat import Endpoint
     from rag.parsing.loader import DocumentLoader
@@ -74,7 +74,8 @@ class KnowledgeBase:
     """Everything that reads or writes one knowledge base (one snapshot store)."""
 
     settings: Settings
-    index_dir: Path  # where this knowledge base's snapshots live
+    index_dir: Path  # where this knowledge base's snapshots live (with Milvus: its indexing lock)
+    milvus_name: str = "aie"  # its Milvus alias and collection prefix
 
     @classmethod
     def default(cls, settings: Settings | None = None) -> KnowledgeBase:
@@ -87,7 +88,8 @@ class KnowledgeBase:
         tag = dataset_dir.resolve().name
         if exclude:
             tag += "-x" + hashlib.sha256("\n".join(sorted(exclude)).encode()).hexdigest()[:8]
-        return cls(settings, settings.data_dir / "eval" / tag)
+        return cls(settings, settings.data_dir / "eval" / tag,
+                   milvus_name="aie_eval_" + hashlib.sha256(tag.encode()).hexdigest()[:12])
 
     def refresh(self, paths: list[Path] | None, exclude: list[str] | None = None,
                 progress: Callable[[IndexProgress], None] | None = None, by: str = "") -> IndexReport:
@@ -104,8 +106,14 @@ class KnowledgeBase:
 
     @property
     def scope(self) -> str:
-        """What names this knowledge base in Redis: replicas that share the index path share the scope."""
-        return hashlib.sha256(str(self.index_dir.resolve()).encode()).hexdigest()[:16]
+        """What names this knowledge base in Redis: replicas serving the same index share it — the same
+        Milvus alias (wherever the replicas run), or with FAISS the same index path."""
+        s = self.settings
+        if s.vector_store == "milvus":
+            where = f"milvus {s.milvus_uri or (s.data_dir / 'milvus.db').resolve()} {s.milvus_db} {self.milvus_name}"
+        else:
+            where = str(self.index_dir.resolve())
+        return hashlib.sha256(where.encode()).hexdigest()[:16]
 
     @cached_property
     def versions(self) -> VersionChannel | None:
@@ -130,10 +138,20 @@ class KnowledgeBase:
         return make_embedder(self.settings)
 
     @cached_property
-    def store(self) -> SnapshotStore:
-        from rag.index.snapshot import SnapshotStore
+    def store(self) -> IndexStore:
+        s = self.settings
+        if s.vector_store == "faiss":
+            from rag.index.snapshot import SnapshotStore
 
-        return SnapshotStore(self.index_dir)
+            return SnapshotStore(self.index_dir)
+        if s.vector_store == "milvus":
+            from rag.index.milvus_schema import MilvusConfig
+            from rag.index.milvus_store import MilvusStore
+
+            uri = s.milvus_uri or str((s.data_dir / "milvus.db").resolve())
+            token = s.milvus_token.get_secret_value() if s.milvus_token else ""
+            return MilvusStore(MilvusConfig(uri, token, s.milvus_db), self.index_dir, self.milvus_name)
+        raise ValueError(f"AIE_VECTOR_STORE must be faiss or milvus, not {s.vector_store!r}")
 
     @property
     def docs_paths(self) -> list[Path]:

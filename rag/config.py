@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.chunking import ChunkingConfig
@@ -51,6 +51,14 @@ class Settings(BaseSettings):
     rrf_k: int = 60
     dense_weight: float = 0.6
     bm25_weight: float = 0.4
+
+    # Where the index lives: "faiss" (embedded FAISS + bm25s snapshots in the data dir) or "milvus"
+    # (MILVUS_URI: a local *.db file runs Milvus Lite, http://host:19530 a Milvus server; default
+    # <data dir>/milvus.db).
+    vector_store: str = "faiss"
+    milvus_uri: str | None = Field(None, validation_alias=AliasChoices("MILVUS_URI", "AIE_MILVUS_URI"))
+    milvus_token: SecretStr | None = Field(None, validation_alias=AliasChoices("MILVUS_TOKEN", "AIE_MILVUS_TOKEN"))
+    milvus_db: str = Field("", validation_alias=AliasChoices("MILVUS_DB", "AIE_MILVUS_DB"))
 
     # Cache: Redis when set, in-process otherwise.
     redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "AIE_REDIS_URL"))

@@ -32,6 +32,8 @@ _EN_STOP = frozenset(
     "under again further once all any both each few more most other some such only own same up down out off".split()
 )
 
+STOP_WORDS = _ZH_STOP | _EN_STOP  # also given to the Milvus BM25 analyzer (rag/index/milvus_schema.py)
+
 _log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba_ready = False

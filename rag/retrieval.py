@@ -1,4 +1,4 @@
-"""Hybrid retrieval: dense (FAISS) and BM25 run concurrently, then are fused — by weighted reciprocal rank
+"""Hybrid retrieval: dense and BM25 (FAISS + bm25s, or Milvus) run concurrently, then are fused — by weighted reciprocal rank
 fusion, or by a weighted sum of min-max normalised scores, which also scores each candidate with the
 retriever that did not find it (exact cosine, exact BM25)."""
 
@@ -13,8 +13,8 @@ from typing import Any, Literal
 import numpy as np
 
 from rag.embedding.base import Embedder
-from rag.index.snapshot import Snapshot, SnapshotStore
-from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.index.search_index import IndexStore, Ranking, SearchIndex
+from rag.lexical import TOKENIZER_NAME
 from rag.types import Hit
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -94,16 +94,16 @@ def score_fusion(
 class Retriever:
     """Searches the live snapshot; picks up a newly published snapshot on the next query."""
 
-    def __init__(self, store: SnapshotStore, embedder: Embedder, fusion: FusionConfig | None = None) -> None:
+    def __init__(self, store: IndexStore, embedder: Embedder, fusion: FusionConfig | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.fusion = fusion or FusionConfig()
-        self._snapshot: Snapshot | None = None
+        self._snapshot: SearchIndex | None = None
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="retrieve")
 
     @property
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> SearchIndex:
         version = self.store.current_version()
         current = self._snapshot
         if current is None or current.version != version:
@@ -116,11 +116,11 @@ class Retriever:
         return current
 
     @property
-    def loaded(self) -> Snapshot | None:
-        """The snapshot in memory, without loading one (None until the first search or warm-up)."""
+    def loaded(self) -> SearchIndex | None:
+        """The index in memory, without loading one (None until the first search or warm-up)."""
         return self._snapshot
 
-    def _check_compatible(self, snapshot: Snapshot) -> None:
+    def _check_compatible(self, snapshot: SearchIndex) -> None:
         manifest = snapshot.manifest
         if manifest.embedding_model != self.embedder.model_id:
             raise IndexMismatchError(
@@ -159,26 +159,24 @@ class Retriever:
         began = time.perf_counter()
         snapshot = self.snapshot
         timings = SearchTimings()
-        allowed = _rows_under(snapshot, path_prefix)
+        scope = snapshot.scope(path_prefix)
         depth = max(top_k, self.fusion.candidates)
-        rankings: dict[str, list[tuple[int, float]]] = {}
+        rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
 
-        def dense() -> list[tuple[int, float]]:
+        def dense() -> Ranking:
             t0 = time.perf_counter()
             vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
             t1 = time.perf_counter()
-            result = snapshot.dense.search(vector, depth, allowed)
+            result = snapshot.dense_ranking(vector, depth, scope)
             found["vector"] = vector
             timings.embed_ms = (t1 - t0) * 1000
             timings.dense_ms = (time.perf_counter() - t1) * 1000
             return result
 
-        def bm25() -> list[tuple[int, float]]:
+        def bm25() -> Ranking:
             t0 = time.perf_counter()
-            tokens = tokenize(query)
-            found["bm25"] = snapshot.lexical.scores(tokens)
-            result = snapshot.lexical.search(tokens, depth, allowed, scores=found["bm25"])
+            result, found["bm25"] = snapshot.bm25_ranking(query, depth, scope)
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
@@ -192,37 +190,16 @@ class Retriever:
             rankings["bm25"] = bm25()
         weights = {"dense": self.fusion.dense_weight, "bm25": self.fusion.bm25_weight}
         if mode == "hybrid" and self.fusion.method == "scores":
-            fused = score_fusion(rankings, _exact_scores(snapshot, rankings, found), weights)[:top_k]
+            keys = list({key for ranking in rankings.values() for key, _ in ranking})
+            exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
+            fused = score_fusion(rankings, exact, weights)[:top_k]
         else:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
-        hits = [Hit(snapshot.chunks[row], score, rank, raw) for row, score, rank, raw in fused]
+        chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
+        hits = [Hit(chunk, score, rank, raw) for chunk, (_, score, rank, raw) in zip(chunks, fused)]
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
 
-
-def _rows_under(snapshot: Snapshot, prefix: str | None) -> np.ndarray | None:
-    if not prefix:
-        return None
-    prefix = prefix.strip("/")
-    return np.array(
-        [i for i, c in enumerate(snapshot.chunks) if c.file == prefix or c.file.startswith(prefix + "/")],
-        dtype=np.int64,
-    )
-
-
-def _exact_scores(snapshot: Snapshot, rankings: dict[str, list[tuple[int, float]]],
-                  found: dict[str, Any]) -> dict[str, dict[int, float]]:
-    """Cosine and BM25 score of every candidate either retriever returned."""
-    rows = np.array(sorted({row for ranking in rankings.values() for row, _ in ranking}), dtype=np.int64)
-    if len(rows) == 0:
-        return {"dense": {}, "bm25": {}}
-    cosines = np.asarray(snapshot.dense.vectors[rows]) @ np.asarray(found["vector"], dtype=np.float32)
-    bm25 = found.get("bm25")
-    lexical = bm25[rows] if bm25 is not None else np.zeros(len(rows))
-    return {
-        "dense": {int(r): float(v) for r, v in zip(rows, cosines)},
-        "bm25": {int(r): float(v) for r, v in zip(rows, lexical)},
-    }

@@ -55,7 +55,7 @@ def cli_env(data_dir: Path) -> dict[str, str]:
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests see the embedded default, whatever AIE_* variables the developer's shell has."""
     for name in list(os.environ):
-        if name.startswith("AIE_") or name == "REDIS_URL":
+        if name.startswith(("AIE_", "MILVUS_")) or name == "REDIS_URL":
             monkeypatch.delenv(name, raising=False)
 
 

@@ -15,12 +15,11 @@ import numpy as np
 
 from rag.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
-from rag.index.dense import DenseIndex
 from rag.index.discovery import SourceFile, discover
 from rag.index.embed_pipeline import EmbedPipeline
 from rag.index.git_dates import commit_dates
-from rag.index.lexical_index import LexicalIndex
-from rag.index.snapshot import FileRecord, Manifest, Snapshot, SnapshotStore
+from rag.index.search_index import IndexStore, SearchIndex
+from rag.index.snapshot import FileRecord, IndexBuild, Manifest
 from rag.index.work_cache import WorkCache, text_key
 from rag.lexical import TOKENIZER_NAME, tokenize
 from rag.parsing.loader import (
@@ -96,7 +95,7 @@ class _FileResult:
 class IndexBuilder:
     def __init__(
         self,
-        store: SnapshotStore,
+        store: IndexStore,
         embedder: Embedder,
         cache: WorkCache,
         loader: DocumentLoader,
@@ -194,7 +193,7 @@ class IndexBuilder:
             and prev_manifest.exclude == exclude
         ):
             report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
-            report.dense_index = previous.dense.kind
+            report.dense_index = prev_manifest.dense_index
             report.seconds = round(time.perf_counter() - started, 3)
             progress(IndexProgress("done", 1, 1, previous.version))
             return report
@@ -204,20 +203,20 @@ class IndexBuilder:
                 "the previous index (if any) is still serving"
             )
         progress(IndexProgress("build", 0, 1, f"{len(chunks)} chunks"))
-        snapshot = self._assemble(chunks, results, roots, exclude, report.skipped, timings)
-        report.version = snapshot.version
+        build = self._assemble(chunks, results, roots, exclude, report.skipped, timings)
+        if reuse_chunks:
+            build.previous = previous
+            build.touched_files = {*report.added, *report.changed, *report.metadata_updated}
+        self.store.write(build, self.keep_snapshots, timings)
+        report.version = build.manifest.version
         report.chunks = len(chunks)
-        report.dense_index = snapshot.dense.kind
-        began = time.perf_counter()
-        snapshot.save()
-        self.store.publish(snapshot.path, snapshot.version, self.keep_snapshots)
-        timings["write"] = time.perf_counter() - began
+        report.dense_index = build.manifest.dense_index
         report.timings = {k: round(v, 3) for k, v in timings.items()}
         report.seconds = round(time.perf_counter() - started, 3)
-        progress(IndexProgress("done", 1, 1, snapshot.version))
+        progress(IndexProgress("done", 1, 1, build.manifest.version))
         return report
 
-    def _previous_snapshot(self) -> Snapshot | None:
+    def _previous_snapshot(self) -> SearchIndex | None:
         if self.store.current_version() is None:
             return None
         try:
@@ -346,7 +345,7 @@ class IndexBuilder:
         exclude: list[str],
         skipped: dict[str, str],
         timings: dict[str, float],
-    ) -> Snapshot:
+    ) -> IndexBuild:
         began = time.perf_counter()
         keys = [text_key(c.indexed_text) for c in chunks]
         vectors_by_key = self.cache.get_vectors(self.embedder.model_id, keys)
@@ -357,13 +356,6 @@ class IndexBuilder:
         if vectors.shape[1] != self.embedder.dim:
             raise RuntimeError(f"embedder returned dimension {vectors.shape[1]}, expected {self.embedder.dim}")
         timings["load_vectors"] = time.perf_counter() - began
-
-        began = time.perf_counter()
-        lexical = LexicalIndex.build([t for r in results for t in r.tokens])
-        timings["bm25"] = time.perf_counter() - began
-        began = time.perf_counter()
-        dense = DenseIndex.build(vectors, self.hnsw_threshold)
-        timings["faiss"] = time.perf_counter() - began
 
         now = datetime.now(timezone.utc)
         digest = hashlib.sha256("\n".join(c.id for c in chunks).encode()).hexdigest()[:8]
@@ -376,13 +368,13 @@ class IndexBuilder:
             dim=int(vectors.shape[1]),
             tokenizer=TOKENIZER_NAME,
             chunking=self._chunking_signature(),
-            dense_index=dense.kind,
+            dense_index="",  # set by the store that builds it
             chunk_count=len(chunks),
             files={r.source.rel: r.record for r in results},
             skipped=skipped,
             exclude=exclude,  # remembered so a refresh without arguments indexes the same set
         )
-        return Snapshot(self.store.new_build_dir(), manifest, chunks, dense, lexical)
+        return IndexBuild(manifest, chunks, vectors, [t for r in results for t in r.tokens], self.hnsw_threshold)
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]

@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -24,6 +25,7 @@ import numpy as np
 
 from rag.index.dense import DenseIndex
 from rag.index.lexical_index import LexicalIndex
+from rag.lexical import tokenize
 from rag.types import Chunk
 
 FORMAT_VERSION = 1
@@ -80,6 +82,20 @@ class Manifest:
 
 
 @dataclass
+class IndexBuild:
+    """What an indexing run hands the store to publish: every chunk of the new version, aligned with its
+    vector and BM25 tokens, and what changed since `previous` (the live index it may update in place)."""
+
+    manifest: Manifest
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    tokens: list[list[str]]
+    hnsw_threshold: int
+    touched_files: set[str] = field(default_factory=set)  # added, changed or re-dated since `previous`
+    previous: Any = None  # the live SearchIndex of this store, when the chunks of unchanged files are its own
+
+
+@dataclass
 class Snapshot:
     path: Path
     manifest: Manifest
@@ -102,6 +118,41 @@ class Snapshot:
 
     def vector(self, chunk_id: str) -> np.ndarray:
         return np.asarray(self.dense.vectors[self.row_of[chunk_id]], dtype=np.float32)
+
+    # The search interface (rag.index.search_index.SearchIndex): keys are rows, a scope is an array of rows.
+
+    def scope(self, prefix: str | None) -> np.ndarray | None:
+        if not prefix:
+            return None
+        prefix = prefix.strip("/")
+        return np.array(
+            [i for i, c in enumerate(self.chunks) if c.file == prefix or c.file.startswith(prefix + "/")],
+            dtype=np.int64,
+        )
+
+    def dense_ranking(self, vector: np.ndarray, k: int, scope: np.ndarray | None) -> list[tuple[int, float]]:
+        return self.dense.search(vector, k, scope)
+
+    def bm25_ranking(self, query: str, k: int,
+                     scope: np.ndarray | None) -> tuple[list[tuple[int, float]], np.ndarray | None]:
+        tokens = tokenize(query)
+        scores = self.lexical.scores(tokens)
+        return self.lexical.search(tokens, k, scope, scores=scores), scores
+
+    def exact_scores(self, keys: list[int], vector: np.ndarray, query: str,
+                     bm25_state: np.ndarray | None) -> dict[str, dict[int, float]]:
+        rows = np.array(sorted(keys), dtype=np.int64)
+        if len(rows) == 0:
+            return {"dense": {}, "bm25": {}}
+        cosines = np.asarray(self.dense.vectors[rows]) @ np.asarray(vector, dtype=np.float32)
+        lexical = bm25_state[rows] if bm25_state is not None else np.zeros(len(rows))
+        return {
+            "dense": {int(r): float(v) for r, v in zip(rows, cosines)},
+            "bm25": {int(r): float(v) for r, v in zip(rows, lexical)},
+        }
+
+    def chunks_at(self, keys: list[int]) -> list[Chunk]:
+        return [self.chunks[row] for row in keys]
 
     def save(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -191,6 +242,21 @@ class SnapshotStore:
 
     def load_current(self) -> Snapshot:
         return Snapshot.load(self.current_path())
+
+    def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
+        """Build the FAISS and BM25 indexes of `build` beside the live snapshot, then publish it."""
+        began = time.perf_counter()
+        lexical = LexicalIndex.build(build.tokens)
+        timings["bm25"] = time.perf_counter() - began
+        began = time.perf_counter()
+        dense = DenseIndex.build(build.vectors, build.hnsw_threshold)
+        timings["faiss"] = time.perf_counter() - began
+        build.manifest.dense_index = dense.kind
+        snapshot = Snapshot(self.new_build_dir(), build.manifest, build.chunks, dense, lexical)
+        began = time.perf_counter()
+        snapshot.save()
+        self.publish(snapshot.path, snapshot.version, keep)
+        timings["write"] = time.perf_counter() - began
 
     def new_build_dir(self) -> Path:
         path = self.snapshots / f".build-{uuid.uuid4().hex[:12]}"

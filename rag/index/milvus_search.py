@@ -1,0 +1,156 @@
+"""One published version of a Milvus index, searched through the same interface as a FAISS snapshot
+(rag.index.search_index.SearchIndex). Nothing is held in memory but the manifest, the BM25 term statistics
+and a bounded cache of the chunks lately returned: searches run in Milvus, hits are fetched by id."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from rag.index.milvus_schema import (
+    CHUNK_FIELDS,
+    HNSW_EF,
+    call,
+    ids_filter,
+    normalise,
+    prefix_filter,
+    row_chunk,
+)
+from rag.index.snapshot import Manifest
+from rag.types import Chunk
+
+_CACHED_CHUNKS = 4096
+
+
+class TermCounts:
+    """Document frequency of our own BM25 tokens (rag.lexical), for the answer's support scoring."""
+
+    def __init__(self, df: dict[str, int], documents: int) -> None:
+        self.df = df
+        self.documents = documents
+
+    @classmethod
+    def count(cls, tokens: list[list[str]]) -> TermCounts:
+        df: dict[str, int] = {}
+        for chunk_tokens in tokens:
+            for token in set(chunk_tokens):
+                df[token] = df.get(token, 0) + 1
+        return cls(df, len(tokens))
+
+    def idf(self, tokens: list[str]) -> dict[str, float]:
+        """The same form as rag.index.lexical_index.LexicalIndex.idf."""
+        n = max(self.documents, 1)
+        return {t: float(math.log(1 + (n - self.df.get(t, 0) + 0.5) / (self.df.get(t, 0) + 0.5))) for t in tokens}
+
+
+class _Chunks:
+    """Chunks by id, fetched from Milvus on demand (what `by_id` offers the answer cache)."""
+
+    def __init__(self, snapshot: MilvusSnapshot) -> None:
+        self._snapshot = snapshot
+
+    def get(self, chunk_id: str, default: Any = None) -> Chunk | None:
+        return self._snapshot.fetch([chunk_id]).get(chunk_id, default)
+
+    def __getitem__(self, chunk_id: str) -> Chunk:
+        chunk = self.get(chunk_id)
+        if chunk is None:
+            raise KeyError(chunk_id)
+        return chunk
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return isinstance(chunk_id, str) and self.get(chunk_id) is not None
+
+
+class MilvusSnapshot:
+    def __init__(self, client: Any, collection: str, manifest: Manifest, terms: TermCounts) -> None:
+        self.client = client
+        self.collection = collection  # searched by name, not alias: one query sees one version
+        self.manifest = manifest
+        self.terms = terms
+        self._cache: OrderedDict[str, tuple[Chunk, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @property
+    def lexical(self) -> TermCounts:
+        return self.terms
+
+    @property
+    def by_id(self) -> _Chunks:
+        return _Chunks(self)
+
+    @property
+    def chunks(self) -> Iterator[Chunk]:
+        """Every chunk, streamed (for an incremental reindex)."""
+        for batch in self._scan(CHUNK_FIELDS):
+            yield from (row_chunk(row) for row in batch)
+
+    def ids(self) -> set[str]:
+        return {row["id"] for batch in self._scan(["id"]) for row in batch}
+
+    def _scan(self, fields: list[str]) -> Iterator[list[dict[str, Any]]]:
+        found = call(self.client.query_iterator, self.collection, batch_size=2000, filter="", output_fields=fields)
+        while batch := call(found.next):
+            yield batch
+        found.close()
+
+    def vector(self, chunk_id: str) -> np.ndarray:
+        self.fetch([chunk_id])
+        with self._lock:
+            return self._cache[chunk_id][1]
+
+    def scope(self, prefix: str | None) -> str | None:
+        return prefix_filter(prefix)
+
+    def dense_ranking(self, vector: np.ndarray, k: int, scope: str | None) -> list[tuple[str, float]]:
+        found = call(self.client.search, self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()],
+                           anns_field="dense", limit=k, filter=scope or "", output_fields=["id"],
+                           search_params={"metric_type": "IP", "params": {"ef": max(HNSW_EF, k)}})
+        return [(hit["id"], float(hit["distance"])) for hit in found[0]]
+
+    def bm25_ranking(self, query: str, k: int, scope: str | None) -> tuple[list[tuple[str, float]], None]:
+        return self._bm25(query, k, scope), None
+
+    def _bm25(self, query: str, k: int, scope: str | None) -> list[tuple[str, float]]:
+        found = call(self.client.search, self.collection, data=[normalise(query)], anns_field="sparse",
+                           limit=k, filter=scope or "", output_fields=["id"], search_params={"metric_type": "BM25"})
+        # Milvus Lite 3.2 reports BM25 as a negated distance, the server as the score: BM25 is never negative.
+        ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
+        return [(key, score) for key, score in ranked if score > 0]
+
+    def exact_scores(self, keys: list[str], vector: np.ndarray, query: str,
+                     bm25_state: None) -> dict[str, dict[str, float]]:
+        self.fetch(keys)
+        query_vector = np.asarray(vector, dtype=np.float32)
+        with self._lock:
+            dense = {key: float(self._cache[key][1] @ query_vector) for key in keys if key in self._cache}
+        # BM25 of exactly these chunks: a search restricted to them returns each one's score.
+        bm25 = dict(self._bm25(query, len(keys), ids_filter(keys)))
+        return {"dense": dense, "bm25": {key: bm25.get(key, 0.0) for key in keys}}
+
+    def chunks_at(self, keys: list[str]) -> list[Chunk]:
+        found = self.fetch(keys)
+        return [found[key] for key in keys if key in found]
+
+    def fetch(self, ids: list[str]) -> dict[str, Chunk]:
+        """Chunks (and vectors) by id, from the cache or Milvus; ids no longer indexed are left out."""
+        with self._lock:
+            missing = [i for i in dict.fromkeys(ids) if i not in self._cache]
+        if missing:
+            rows = call(self.client.get, self.collection, ids=missing, output_fields=[*CHUNK_FIELDS, "dense"])
+            with self._lock:
+                for row in rows:
+                    self._cache[row["id"]] = (row_chunk(row), np.asarray(row["dense"], dtype=np.float32))
+                while len(self._cache) > max(_CACHED_CHUNKS, len(ids)):
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return {i: self._cache[i][0] for i in ids if i in self._cache}

@@ -1,0 +1,85 @@
+"""What retrieval and answering read from a live index, whichever backend holds it: the embedded FAISS +
+bm25s snapshot (rag.index.snapshot.Snapshot) or a Milvus collection (rag.index.milvus_search.MilvusSnapshot).
+
+Rankings are (key, score) lists; a key is whatever the backend addresses a chunk by (a row, a chunk id) and
+is only handed back to the same index. A scope restricts a search to a path prefix, in the backend's form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from rag.index.snapshot import IndexBuild, Manifest
+from rag.types import Chunk
+
+Ranking = list[tuple[Hashable, float]]
+
+
+class TermStats(Protocol):
+    def idf(self, tokens: list[str]) -> dict[str, float]: ...
+
+
+class ChunkLookup(Protocol):
+    def get(self, chunk_id: str, default: Any = None) -> Chunk | None: ...
+
+    def __contains__(self, chunk_id: object) -> bool: ...
+
+
+class SearchIndex(Protocol):
+    manifest: Manifest
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def lexical(self) -> TermStats: ...
+
+    @property
+    def by_id(self) -> ChunkLookup: ...
+
+    def vector(self, chunk_id: str) -> np.ndarray: ...
+
+    def scope(self, prefix: str | None) -> Any: ...
+
+    def dense_ranking(self, vector: np.ndarray, k: int, scope: Any) -> Ranking: ...
+
+    def bm25_ranking(self, query: str, k: int, scope: Any) -> tuple[Ranking, Any]:
+        """The ranking and what `exact_scores` may reuse of it."""
+        ...
+
+    def exact_scores(self, keys: list[Hashable], vector: np.ndarray, query: str,
+                     bm25_state: Any) -> dict[str, dict[Hashable, float]]:
+        """Cosine ("dense") and BM25 ("bm25") score of each key, whichever retriever found it."""
+        ...
+
+    def chunks_at(self, keys: list[Hashable]) -> list[Chunk]: ...
+
+
+class IndexStore(Protocol):
+    """Where the live index is published: rag.index.snapshot.SnapshotStore (a directory of snapshots) or
+    rag.index.milvus_store.MilvusStore (collections behind an alias)."""
+
+    def current_version(self) -> str | None: ...
+
+    def current_manifest(self) -> Manifest | None: ...
+
+    def current_path(self) -> Path:
+        """Where the live index is; IndexNotFoundError when there is none."""
+        ...
+
+    def load_current(self) -> SearchIndex: ...
+
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held by the one indexing run allowed at a time (IndexBusyError otherwise)."""
+        ...
+
+    def remove_stale_builds(self) -> list[str]: ...
+
+    def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
+        """Publish `build` atomically, keeping the `keep` newest versions."""
+        ...

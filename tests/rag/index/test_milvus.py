@@ -1,0 +1,230 @@
+"""The Milvus backend end to end on Milvus Lite (a real embedded Milvus, no mock): index real documents,
+search, hybrid, path filter, alias switch during queries, incremental reindex and deletion."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from rag.evaluation import first_hit_rank, load_questions
+from rag.index.milvus_store import MilvusStore
+from tests.conftest import HANDBOOK, cli_env
+from tests.lawref_subset import DISTRACTORS, GOLD_FILES, TOURISM, make_subset
+
+
+def milvus_kb(settings: Settings, where: Path, **overrides) -> KnowledgeBase:
+    changed = settings.model_copy(update={"vector_store": "milvus", "milvus_uri": str(where / "milvus.db"),
+                                          **overrides})
+    return KnowledgeBase(changed, where / "kb")
+
+
+@pytest.fixture(scope="module")
+def lawref(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_subset(tmp_path_factory.mktemp("lawref"))
+
+
+@pytest.fixture
+def docs(lawref: Path, tmp_path: Path) -> Path:
+    """The subset in a folder of our own, to change and delete files in."""
+    return Path(shutil.copytree(lawref / "docs", tmp_path / "docs"))
+
+
+def recall_at(kb: KnowledgeBase, questions, k: int) -> float:
+    ranks = [first_hit_rank(kb.retriever.search(q.question, top_k=k), q.gold) for q in questions]
+    return sum(r is not None for r in ranks) / len(ranks)
+
+
+def test_milvus_finds_what_faiss_finds_on_lawref(settings, lawref, tmp_path):
+    faiss_kb = KnowledgeBase(settings, tmp_path / "faiss")
+    milvus = milvus_kb(settings, tmp_path)
+    faiss_kb.refresh([lawref / "docs"])
+    report = milvus.refresh([lawref / "docs"])
+    assert report.dense_index == "milvus-flat" and report.chunks == faiss_kb.retriever.snapshot.manifest.chunk_count
+    questions = load_questions(lawref / "questions.jsonl")
+    assert len(questions) >= 20
+    for k in (1, 10):
+        on_faiss, on_milvus = recall_at(faiss_kb, questions, k), recall_at(milvus, questions, k)
+        assert on_milvus >= on_faiss - 0.05, (k, on_faiss, on_milvus)
+    assert recall_at(milvus, questions, 10) >= 0.8
+    hits = milvus.retriever.search("旅游经营者安排的导游擅自增加购物次数，旅游者能要求什么赔偿？", top_k=3)
+    assert hits[0].chunk.file == TOURISM and set(hits[0].scores) == {"dense", "bm25"}
+    assert all(h.chunk == faiss_kb.retriever.snapshot.by_id[h.chunk.id] for h in hits)
+
+
+def test_each_mode_ranks_by_its_own_retriever(settings, lawref, tmp_path):
+    kb = milvus_kb(settings, tmp_path)
+    kb.refresh([lawref / "docs"])
+    question = "盗窃数额较大的标准是多少"
+    bm25 = kb.retriever.search(question, top_k=5, mode="bm25")
+    dense = kb.retriever.search(question, top_k=5, mode="dense")
+    assert [h.ranks for h in bm25] == [{"bm25": n} for n in range(1, len(bm25) + 1)]
+    assert [h.ranks for h in dense] == [{"dense": n} for n in range(1, 6)]
+    assert all(h.scores["bm25"] > 0 for h in bm25)
+    assert "盗窃" in bm25[0].chunk.file and "盗窃" in dense[0].chunk.file
+
+
+def test_every_citation_field_survives_the_round_trip(settings, tmp_path):
+    """Titles, heading paths, pages, versions, dates, offsets: the chunks Milvus returns are the chunks indexed."""
+    faiss_kb = KnowledgeBase(settings, tmp_path / "faiss")
+    milvus = milvus_kb(settings, tmp_path)
+    faiss_kb.refresh([HANDBOOK])
+    milvus.refresh([HANDBOOK])
+    indexed = {c.id: c for c in faiss_kb.retriever.snapshot.chunks}
+    stored = {c.id: c for c in milvus.retriever.snapshot.chunks}
+    assert stored == indexed
+    assert any(c.page for c in stored.values()) and any(c.doc_version for c in stored.values())
+    hit = milvus.retriever.search("出差吃饭能报多少?", top_k=3)
+    meal = next(h for h in hit if "伙食补助" in h.chunk.text)
+    assert meal.chunk.heading_path == ("第四章 伙食补助",) and meal.chunk.doc_version == "2026-09-15"
+
+
+def test_path_filter_keeps_exactly_one_folder_whatever_its_name(settings, lawref, tmp_path):
+    docs = tmp_path / "docs"
+    folders = {'民事_2': GOLD_FILES[1], '民事%': GOLD_FILES[3], 'x"y\\z': GOLD_FILES[4], '刑事': GOLD_FILES[2]}
+    for folder, rel in folders.items():
+        (docs / folder).mkdir(parents=True)
+        shutil.copyfile(lawref / "docs" / rel, docs / folder / Path(rel).name)
+    kb = milvus_kb(settings, tmp_path)
+    kb.refresh([docs])
+    question = "租赁合同"
+    for folder in folders:
+        hits = kb.retriever.search(question, top_k=10, path_prefix=folder + "/")
+        assert hits and {h.chunk.file.split("/")[0] for h in hits} == {folder}, folder
+    one_file = f"刑事/{Path(folders['刑事']).name}"
+    assert {h.chunk.file for h in kb.retriever.search("盗窃", top_k=5, path_prefix=one_file)} == {one_file}
+    assert kb.retriever.search(question, top_k=10, path_prefix="民事") == []  # a folder, not a string prefix
+    assert kb.retriever.search(question, top_k=10, path_prefix='" or file != "') == []
+
+
+def test_a_rebuild_switches_the_alias_while_queries_run(settings, lawref, tmp_path):
+    kb = milvus_kb(settings, tmp_path, keep_snapshots=2)
+    first = kb.refresh([lawref / "docs"])
+    store: MilvusStore = kb.store
+    first_collection = store.live_collection()
+    seen: set[str] = set()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            try:
+                hits = kb.retriever.search("物业服务企业可以停水停电吗", top_k=5)
+                assert hits and hits[0].chunk.file.startswith("司法解释/")
+                seen.add(kb.retriever.snapshot.version)
+            except BaseException as exc:  # noqa: BLE001 - the test reports every failed query
+                errors.append(exc)
+
+    reader = threading.Thread(target=ask)
+    reader.start()
+    try:
+        # Other chunking settings: the whole index is rebuilt into a new collection.
+        second = milvus_kb(settings.model_copy(update={"chunk_max_chars": 500}), tmp_path).refresh(None)
+        third = milvus_kb(settings.model_copy(update={"chunk_max_chars": 450}), tmp_path).refresh(None)
+    finally:
+        stop.set()
+        reader.join()
+    assert not errors, errors[:3]
+    assert second.rebuild_reason and third.rebuild_reason
+    assert first.version in seen and store.current_version() == third.version
+    assert store.live_collection() != first_collection
+    kept = [c for c in store.client.list_collections() if c.startswith(f"{store.alias}_v")]
+    assert len(kept) == 2 and first_collection not in kept  # AIE_KEEP_SNAPSHOTS
+
+
+def test_incremental_reindex_upserts_the_changed_file_and_deletes_the_removed_one(settings, docs, tmp_path):
+    kb = milvus_kb(settings, tmp_path)
+    first = kb.refresh([docs])
+    store: MilvusStore = kb.store
+    collection = store.live_collection()
+    changed, removed = docs / GOLD_FILES[0], docs / DISTRACTORS[0]
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n\n第九十九条 乘坐热气球观光的旅游者应当系好安全带。\n",
+                       encoding="utf-8")
+    removed.unlink()
+    report = kb.refresh(None)
+    assert report.changed == [GOLD_FILES[0]] and report.removed == [DISTRACTORS[0]] and report.embedded >= 1
+    assert store.live_collection() == collection and report.version != first.version  # updated in place
+    assert store.client.get_collection_stats(collection)["row_count"] == report.chunks
+    hits = kb.retriever.search("热气球观光 安全带", top_k=3)
+    assert hits[0].chunk.file == GOLD_FILES[0] and "热气球" in hits[0].chunk.text
+    assert all(h.chunk.file != DISTRACTORS[0] for h in kb.retriever.search("限制高消费 被执行人", top_k=20))
+    assert set(kb.retriever.snapshot.manifest.files) == {*GOLD_FILES, *DISTRACTORS} - {DISTRACTORS[0]}
+    assert kb.refresh(None).up_to_date
+
+
+def test_a_stale_cached_chunk_id_is_not_found(settings, docs, tmp_path):
+    kb = milvus_kb(settings, tmp_path)
+    kb.refresh([docs])
+    gone = next(c for c in kb.retriever.snapshot.chunks if c.file == DISTRACTORS[1])
+    assert gone.id in kb.retriever.snapshot.by_id
+    (docs / DISTRACTORS[1]).unlink()
+    kb.refresh(None)
+    assert gone.id not in kb.retriever.snapshot.by_id and kb.retriever.snapshot.by_id.get(gone.id) is None
+
+
+def test_unreachable_milvus_is_one_clear_line_without_the_token(tmp_path):
+    env = cli_env(tmp_path) | {"AIE_VECTOR_STORE": "milvus", "MILVUS_URI": "http://127.0.0.1:9",
+                               "MILVUS_TOKEN": "root:s3cret-token"}
+    done = subprocess.run([sys.executable, "-m", "ai_employee.cli", "search", "年假"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in output and "s3cret" not in output
+    assert "cannot open Milvus at http://127.0.0.1:9" in output
+
+
+def test_a_lite_file_is_one_process_s_and_a_second_is_told_how_to_share_it(settings, lawref, tmp_path):
+    kb = milvus_kb(settings, tmp_path)
+    kb.refresh([lawref / "docs"])
+    env = cli_env(settings.data_dir) | {"AIE_VECTOR_STORE": "milvus", "MILVUS_URI": str(tmp_path / "milvus.db")}
+    done = subprocess.run([sys.executable, "-m", "ai_employee.cli", "search", "旅游"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "milvus-lite server" in done.stderr
+
+
+def test_two_processes_share_one_lite_file_through_its_server(settings, lawref, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(tmp_path / "shared.db"),
+                               "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not _listening(port):
+            assert time.monotonic() < deadline and server.poll() is None, "milvus-lite server did not start"
+            time.sleep(0.2)
+        uri = f"http://127.0.0.1:{port}"
+        kb = milvus_kb(settings, tmp_path, milvus_uri=uri)
+        kb.refresh([lawref / "docs"])
+        env = cli_env(settings.data_dir) | {"AIE_VECTOR_STORE": "milvus", "MILVUS_URI": uri}
+        done = subprocess.run([sys.executable, "-m", "ai_employee.cli", "search", "旅游经营者擅自增加购物次数", "--json"],
+                              env=env, capture_output=True, text=True, timeout=300, check=True)
+        found = json.loads(done.stdout)
+        assert found["hits"][0]["chunk"]["file"] == TOURISM
+        assert found["index_version"] == kb.store.current_version()
+        assert kb.retriever.search("旅游经营者擅自增加购物次数", top_k=1)[0].chunk.file == TOURISM
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_unknown_vector_store_is_refused(settings, tmp_path):
+    kb = KnowledgeBase(settings.model_copy(update={"vector_store": "qdrant"}), tmp_path / "kb")
+    with pytest.raises(ValueError, match="AIE_VECTOR_STORE must be faiss or milvus"):
+        kb.store  # noqa: B018
+
