@@ -3,21 +3,25 @@
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
 a storm dispersed the fleet."), then the runner-up when it is nearly as good; at most three sentences
-in all, so an answer stays short to read. Short paragraphs are quoted whole (a short article is never
-cut), table rows with their column headers. Nothing is quoted that shares no content with the
+in all (an article of a statute or a list item counts as one), so an answer stays short to read. Short
+paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.markers import neutralise
 from rag.prompt import detect_language
-from rag.quotable import Unit
+from rag.quotable import LIST_ITEM, Unit
 from rag.text import sentence_spans
 from rag.types import Chunk
+
+# An article of a statute or a list item is one provision: it costs one sentence of the budget.
+_ITEM = re.compile(r"^\s*第[一二三四五六七八九十百千零\d]+条|" + LIST_ITEM.pattern[1:])
 
 HEADERS = {
     "zh": "以下是知识库中与问题最相关的原文摘录：",
@@ -105,7 +109,10 @@ def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
 
 
 def _sentences(unit: Unit) -> int:
-    return 1 if unit.kind == "row" else max(1, len(sentence_spans(unit.text, clauses=False)))
+    """What a unit costs of the sentence budget: a table row, an article (第九条 …) or a list item is one."""
+    if unit.kind == "row" or (unit.kind == "paragraph" and _ITEM.match(unit.text)):
+        return 1
+    return max(1, len(sentence_spans(unit.text, clauses=False)))
 
 
 def _length(excerpts: list[list[Unit]]) -> int:

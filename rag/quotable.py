@@ -21,7 +21,7 @@ LONG_SENTENCE = 400  # a "sentence" longer than this is quoted clause by clause
 
 _BLOCK = re.compile(r"[^\n](?:[^\n]|\n(?![ \t]*\n))*")  # text between blank lines
 _SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十\d]{1,3}[)）、])\s+")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十\d]{1,3}[)）、])\s+")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")
 
@@ -70,7 +70,7 @@ def _items(lines: list[tuple[int, str]]) -> list[tuple[int, int]]:
     or of the whole block when it is not a list."""
     spans: list[tuple[int, int]] = []
     for at, line in lines:
-        if not spans or _LIST_ITEM.match(line):
+        if not spans or LIST_ITEM.match(line):
             spans.append((at, at + len(line)))
         else:
             spans[-1] = (spans[-1][0], at + len(line))

@@ -112,7 +112,7 @@ def _scored(source: int, start: int, text: str, kind: str, score: float, followi
     return ScoredUnit(Unit(source, start, start + len(text), text, kind, following), 1.0, 1.0, score, score)
 
 
-def test_no_more_than_three_sentences_are_quoted_but_a_short_article_stays_whole():
+def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
     from rag.evidence import Evidence
     from rag.extractive import choose_quotes
 
@@ -126,7 +126,15 @@ def test_no_more_than_three_sentences_are_quoted_but_a_short_article_stays_whole
     assert chosen == [[best.unit.text, follower.unit.text], [one_more.unit.text]], \
         "the best sentence, its follower and the next one that fits: three sentences"
 
+    long_paragraph = _scored(0, 0, "Permits are free. They last a year. Renew them in March. Ask HR.", "paragraph", 0.9)
+    chosen = choose_quotes(Evidence([long_paragraph, one_more], [long_paragraph.unit, one_more.unit]))
+    assert [[u.text for u in excerpt] for excerpt in chosen] == [[long_paragraph.unit.text]], "whole, and alone"
+
     article = _scored(0, 0, "第九条 标准为每人每天一百元。出发当天按五十元计算。返回当天按五十元计算。无需发票。", "paragraph", 0.9)
-    other = _scored(1, 0, "第十条 住宿费按标准报销。", "paragraph", 0.89)
-    chosen = choose_quotes(Evidence([article, other], [article.unit, other.unit]))
-    assert [[u.text for u in excerpt] for excerpt in chosen] == [[article.unit.text]], "the article whole, alone"
+    other = _scored(1, 0, "第十条 住宿费按标准报销。超出部分自理。", "paragraph", 0.89)
+    third = _scored(2, 0, "第十一条 交通费凭票报销。", "paragraph", 0.88)
+    fourth = _scored(3, 0, "第十二条 市内交通包干。", "paragraph", 0.87)
+    units = [article, other, third, fourth]
+    chosen = choose_quotes(Evidence(units, [u.unit for u in units]))
+    assert [[u.text for u in excerpt] for excerpt in chosen] == [[article.unit.text], [other.unit.text], [third.unit.text]], \
+        "an article counts as one sentence of the budget: three whole articles"
