@@ -17,7 +17,7 @@ from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
 from rag.prompt import detect_language
 from rag.retrieval import Retriever, reciprocal_rank_fusion
-from rag.types import Hit
+from rag.types import EVERYTHING, Hit, Scope
 
 _log = logging.getLogger(__name__)
 
@@ -69,11 +69,12 @@ class CandidateFinder:
         f = self.retriever.fusion
         return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
 
-    async def find(self, question: str, rewritten: str | None, version: str) -> Candidates:
-        found = await self._find(question, rewritten, version)
-        return await asyncio.to_thread(self._apply_feedback, found, question, version)
+    async def find(self, question: str, rewritten: str | None, version: str,
+                   scope: Scope = EVERYTHING) -> Candidates:
+        found = await self._find(question, rewritten, version, scope)
+        return await asyncio.to_thread(self._apply_feedback, found, question, version, scope)
 
-    def _apply_feedback(self, found: Candidates, question: str, version: str) -> Candidates:
+    def _apply_feedback(self, found: Candidates, question: str, version: str, scope: Scope) -> Candidates:
         """Demote chunks voted down for similar questions (after the cache: votes take effect at once)."""
         if self.adjuster is None or not found.hits:
             return found
@@ -90,10 +91,10 @@ class CandidateFinder:
             demoted=[h.chunk.id for h in found.hits if h.chunk.id in factors],
         )
 
-    async def _find(self, question: str, rewritten: str | None, version: str) -> Candidates:
+    async def _find(self, question: str, rewritten: str | None, version: str, scope: Scope) -> Candidates:
         reranker = self.reranker.name if self.reranker else "none"
         key = cache_key("candidates", version, self.retriever.embedder.model_id, reranker, self._settings(),
-                        question, rewritten or "")
+                        question, rewritten or "", scope.key)
         cached = self.cache.get("candidates", key)
         snapshot = await asyncio.to_thread(lambda: self.retriever.snapshot)
         if cached is not None:
@@ -107,7 +108,7 @@ class CandidateFinder:
         embed_ms = (time.perf_counter() - began) * 1000
         began = time.perf_counter()
         lists = await asyncio.gather(*(
-            asyncio.to_thread(self.retriever.search, q, top_k=self.depth, query_vector=v)
+            asyncio.to_thread(self.retriever.search, q, top_k=self.depth, query_vector=v, allowed=scope)
             for q, v in zip(queries, vectors)
         ))
         self.counters.retrievals += len(queries)

@@ -6,6 +6,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
+from rag.access import collection_of
 from rag.text import hard_split, sentence_spans
 from rag.types import Chunk, ParsedDocument
 
@@ -74,6 +75,8 @@ class Chunker:
                         doc_date=doc.modified,
                         url=doc.url,
                         lead=lead,
+                        collection=collection_of(doc.file),
+                        access=doc.access,
                     )
                 )
         return chunks

@@ -19,7 +19,7 @@ from rag.prompt import REFUSALS, build_prompt, detect_language
 from rag.refusal import refusal_text, related_documents
 from rag.rewrite import QueryRewriter
 from rag.support import SupportScorer
-from rag.types import Answer, Chunk
+from rag.types import EVERYTHING, Answer, Chunk, Scope
 
 _log = logging.getLogger(__name__)
 
@@ -94,8 +94,10 @@ class AnswerPipeline:
             "answer": self.answerer.name if self.answerer else "extractive",
         }
 
-    async def answer(self, question: str, history: list[tuple[str, str]] | None = None) -> AsyncIterator[str | Answer]:
-        """Yields text deltas as they are ready, then the final Answer (its text may add citation markers)."""
+    async def answer(self, question: str, history: list[tuple[str, str]] | None = None,
+                     scope: Scope = EVERYTHING) -> AsyncIterator[str | Answer]:
+        """Yields text deltas as they are ready, then the final Answer (its text may add citation markers);
+        only passages `scope` allows are retrieved, quoted or cited."""
         question = question.strip()
         if not question:
             raise ValueError("question must not be empty")
@@ -111,7 +113,7 @@ class AnswerPipeline:
         version, idf = snapshot.version, snapshot.lexical.idf
 
         rewritten = await self._rewrite(question, history, version, timings, notices, failures)
-        found = await self.finder.find(question, rewritten, version)
+        found = await self.finder.find(question, rewritten, version, scope)
         timings.update(found.timings_ms)
         notices.extend(found.notices)
         failures.extend(found.failures)

@@ -15,7 +15,7 @@ import numpy as np
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.lexical import TOKENIZER_NAME
-from rag.types import Hit
+from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
@@ -147,9 +147,11 @@ class Retriever:
         mode: Mode = "hybrid",
         path_prefix: str | None = None,
         query_vector: np.ndarray | None = None,
+        allowed: Scope = EVERYTHING,
     ) -> tuple[list[Hit], SearchTimings]:
         """Top-k hits and where the time went; `path_prefix` keeps only files under that folder (or that
-        file); `query_vector` skips embedding the query (when the caller already has it)."""
+        file), `allowed` only passages that scope allows (both inside each retriever, so top-k is filled from them);
+        `query_vector` skips embedding the query (when the caller already has it)."""
         if not query or not query.strip():
             raise ValueError("query must not be empty")
         if top_k <= 0:
@@ -159,7 +161,7 @@ class Retriever:
         began = time.perf_counter()
         snapshot = self.snapshot
         timings = SearchTimings()
-        scope = snapshot.scope(path_prefix)
+        scope = snapshot.scope(path_prefix, allowed)
         depth = max(top_k, self.fusion.candidates)
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}

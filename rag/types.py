@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "text", "table"]
 SECTION_SEPARATOR = " › "
+PUBLIC = "public"  # the collection of files directly under the indexed root
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ParsedDocument:
     url: str | None = None
     parser: str = ""
     date_source: str = ""  # where `modified` came from: "document", "file name", "git" or "file time"
+    access: tuple[str, ...] = ()  # user and group ids allowed to read it (front matter or sidecar); () = all
 
     def render(self) -> tuple[str, list[int]]:
         """The parsed text that chunk offsets refer to, and each block's start offset."""
@@ -64,6 +66,8 @@ class Chunk:
     doc_date: str  # the document's own date, else its last commit date, else its file time
     url: str | None = None
     lead: str = ""  # context shown before the text, e.g. the header of a table continued from an earlier chunk
+    collection: str = PUBLIC  # the first folder under the indexed root; files at the root are "public"
+    access: tuple[str, ...] = ()  # user and group ids allowed to read the document; empty: no access list
 
     @property
     def edition(self) -> str:
@@ -92,11 +96,54 @@ class Chunk:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["heading_path"] = list(self.heading_path)
+        data["access"] = list(self.access)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Chunk:
-        return cls(**{**data, "heading_path": tuple(data["heading_path"])})
+        return cls(**{**data, "heading_path": tuple(data["heading_path"]), "access": tuple(data.get("access", ()))})
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which passages a question may be answered from: the collections of the place where it is asked and,
+    for documents with an access list, who is reading. Filters are applied inside retrieval, so the top k
+    are filled from allowed passages only."""
+
+    collections: frozenset[str] | None = None  # None: every collection
+    # The asker's id and the ids of their groups, in a direct message; empty in a channel (everyone there
+    # reads the answer), so access-listed documents are never quoted there. None: access lists are not
+    # checked (an operator's own search at the terminal).
+    readers: frozenset[str] | None = None
+
+    def allows(self, chunk: Chunk) -> bool:
+        if self.collections is not None and chunk.collection not in self.collections:
+            return False
+        if chunk.access and self.readers is not None:
+            return not self.readers.isdisjoint(chunk.access)
+        return True
+
+    @property
+    def unrestricted(self) -> bool:
+        return self.collections is None and self.readers is None
+
+    @property
+    def key(self) -> str:
+        """Stable text naming this scope, for cache keys and feedback ("" when unrestricted)."""
+        if self.unrestricted:
+            return ""
+        where = "*" if self.collections is None else ",".join(sorted(self.collections))
+        who = "*" if self.readers is None else ",".join(sorted(self.readers))
+        return f"{where}|{who}"
+
+    @classmethod
+    def parse(cls, collections: str | None) -> Scope:
+        """`hr,public` as typed on a command line; empty or None: everything."""
+        names = frozenset(c.strip() for c in (collections or "").split(",") if c.strip())
+        return cls(collections=names or None)
+
+
+EVERYTHING = Scope()
 
 
 @dataclass(frozen=True)

@@ -55,3 +55,38 @@ class RedisProcess:
             self.proc.terminate()
             self.proc.wait(10)
             self.proc = None
+
+
+class MilvusLiteServer:
+    """`milvus-lite server`: one Lite data file served over gRPC, so several processes can share it."""
+
+    def __init__(self, data_file) -> None:
+        self.port = free_port()
+        self.data_file = data_file
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> MilvusLiteServer:
+        import sys
+
+        self.proc = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.data_file),
+                                      "--host", "127.0.0.1", "--port", str(self.port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until_up(port=self.port, process=self.proc, timeout=120)
+        except Exception:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)

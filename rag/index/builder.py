@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.access import merge_access, parse_ids, read_sidecar
 from rag.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
@@ -302,12 +303,16 @@ class IndexBuilder:
             fallback = _fallback_date(source.path, git_dates)
         except OSError as exc:
             raise SkipFile(f"unreadable: {exc.strerror}") from None
-        digest = hashlib.sha256(data).hexdigest()
+        sidecar = read_sidecar(source.path)
+        # The access list is part of what the file says: changing it re-indexes the file.
+        digest = hashlib.sha256(data if sidecar is None else data + b"\0access\0" + sidecar).hexdigest()
         prev = prev_manifest.files.get(source.rel) if prev_manifest else None
         if reuse_chunks and prev is not None and prev.hash == digest and source.rel in prev_by_file:
             if prev.metadata_version == METADATA_VERSION:
                 return self._reuse(source, digest, prev, prev_by_file[source.rel], fallback)
         doc = self.loader.load(source.path, source.rel, data, fallback_date=fallback)
+        if sidecar is not None:
+            doc.access = merge_access(doc.access, parse_ids(sidecar.decode("utf-8", "replace")))
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")

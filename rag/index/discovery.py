@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.access import is_sidecar
 from rag.parsing.loader import is_candidate
 
 
@@ -61,6 +62,8 @@ def _add_file(path: Path, rel: str, exclude: list[str], found: dict[str, SourceF
         return  # hidden files and folders (.git, .DS_Store…)
     if is_excluded(rel, exclude):
         return
+    if is_sidecar(path):
+        return  # an access list, read with its document
     if not is_candidate(path):
         passed[rel] = f"unsupported file type ({path.suffix.lower() or 'no extension'})"
         return

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rag.lexical import STOP_WORDS
-from rag.types import Chunk
+from rag.types import Chunk, Scope
 
 TEXT_MAX = 65_535  # Milvus' VARCHAR limit (bytes)
 FOLDER_DEPTH = 64
@@ -23,7 +23,8 @@ HNSW_PARAMS = {"M": 32, "efConstruction": 80}  # as the FAISS path (rag/index/de
 HNSW_EF = 128
 # Chunk fields a search hit needs to be cited; the vectors stay in Milvus unless asked for.
 CHUNK_FIELDS = ["id", "file", "title", "heading_path", "text", "lead", "start", "end", "page", "page_end",
-                "doc_version", "doc_date", "url"]
+                "doc_version", "doc_date", "url", "collection", "access"]
+ACCESS_IDS = 1024  # the most ids one access list may hold in Milvus
 # jieba (the tokenizer Milvus Lite and the server share) with our BM25 stop words, so both backends ignore
 # the same function words; punctuation, which jieba keeps as tokens, is dropped too.
 _PUNCTUATION = "，。、；：？！“”‘’（）《》【】—…·,.;:?!\"'()[]<>-/"
@@ -116,6 +117,9 @@ def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool) -> Non
         schema.add_field(field, DataType.VARCHAR, max_length=TEXT_MAX)
     for field in ("doc_version", "doc_date"):
         schema.add_field(field, DataType.VARCHAR, max_length=512)
+    schema.add_field("collection", DataType.VARCHAR, max_length=1024)
+    schema.add_field("access", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=ACCESS_IDS,
+                     max_length=256)
     for field in ("start", "end", "page", "page_end"):
         schema.add_field(field, DataType.INT64)
     schema.add_field("bm25_text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True,
@@ -147,6 +151,7 @@ def chunk_row(chunk: Chunk, vector: Any) -> dict[str, Any]:
         "lead": chunk.lead, "url": chunk.url or "", "doc_version": chunk.doc_version, "doc_date": chunk.doc_date,
         "start": chunk.start, "end": chunk.end, "page": chunk.page or 0, "page_end": chunk.page_end or 0,
         "bm25_text": normalise(chunk.indexed_text), "dense": [float(x) for x in vector],
+        "collection": chunk.collection, "access": list(chunk.access),
     }
 
 
@@ -155,7 +160,7 @@ def row_chunk(row: dict[str, Any]) -> Chunk:
         id=row["id"], file=row["file"], title=row["title"], heading_path=tuple(json.loads(row["heading_path"])),
         text=row["text"], start=int(row["start"]), end=int(row["end"]), page=int(row["page"]) or None,
         page_end=int(row["page_end"]) or None, doc_version=row["doc_version"], doc_date=row["doc_date"],
-        url=row["url"] or None, lead=row["lead"],
+        url=row["url"] or None, lead=row["lead"], collection=row["collection"], access=tuple(row["access"] or ()),
     )
 
 
@@ -171,6 +176,20 @@ def prefix_filter(prefix: str | None) -> str | None:
         return None
     prefix = prefix.strip("/")
     return f"file == {quote(prefix)} or array_contains(folders, {quote(prefix)})"
+
+
+def scope_filter(prefix: str | None, allowed: Scope) -> str | None:
+    """The path prefix and what `allowed` lets through, as one filter expression (None: no filter)."""
+    parts = [f"({where})" for where in [prefix_filter(prefix)] if where]
+    if allowed.collections is not None:
+        names = sorted(allowed.collections) or [""]  # no collection at all: nothing matches
+        parts.append(f"collection in [{', '.join(quote(n) for n in names)}]")
+    if allowed.readers is not None:
+        open_ = "array_length(access) == 0"
+        readers = sorted(allowed.readers)
+        parts.append(f"({open_} or array_contains_any(access, [{', '.join(quote(r) for r in readers)}]))"
+                     if readers else open_)
+    return " and ".join(parts) or None
 
 
 def ids_filter(ids: list[str]) -> str:

@@ -18,11 +18,11 @@ from rag.index.milvus_schema import (
     call,
     ids_filter,
     normalise,
-    prefix_filter,
     row_chunk,
+    scope_filter,
 )
 from rag.index.snapshot import Manifest
-from rag.types import Chunk
+from rag.types import EVERYTHING, Chunk, Scope
 
 _CACHED_CHUNKS = 4096
 
@@ -108,8 +108,8 @@ class MilvusSnapshot:
         with self._lock:
             return self._cache[chunk_id][1]
 
-    def scope(self, prefix: str | None) -> str | None:
-        return prefix_filter(prefix)
+    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> str | None:
+        return scope_filter(prefix, allowed)
 
     def dense_ranking(self, vector: np.ndarray, k: int, scope: str | None) -> list[tuple[str, float]]:
         found = call(self.client.search, self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()],

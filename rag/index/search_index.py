@@ -2,7 +2,8 @@
 bm25s snapshot (rag.index.snapshot.Snapshot) or a Milvus collection (rag.index.milvus_search.MilvusSnapshot).
 
 Rankings are (key, score) lists; a key is whatever the backend addresses a chunk by (a row, a chunk id) and
-is only handed back to the same index. A scope restricts a search to a path prefix, in the backend's form.
+is only handed back to the same index. A scope restricts a search to a path prefix and to what a
+rag.types.Scope allows (collections, access lists), in the backend's form: rows, or a filter expression.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rag.index.snapshot import IndexBuild, Manifest
-from rag.types import Chunk
+from rag.types import EVERYTHING, Chunk, Scope
 
 Ranking = list[tuple[Hashable, float]]
 
@@ -44,7 +45,7 @@ class SearchIndex(Protocol):
 
     def vector(self, chunk_id: str) -> np.ndarray: ...
 
-    def scope(self, prefix: str | None) -> Any: ...
+    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> Any: ...
 
     def dense_ranking(self, vector: np.ndarray, k: int, scope: Any) -> Ranking: ...
 

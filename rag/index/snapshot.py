@@ -26,7 +26,7 @@ import numpy as np
 from rag.index.dense import DenseIndex
 from rag.index.lexical_index import LexicalIndex
 from rag.lexical import tokenize
-from rag.types import Chunk
+from rag.types import EVERYTHING, Chunk, Scope
 
 FORMAT_VERSION = 1
 
@@ -121,14 +121,42 @@ class Snapshot:
 
     # The search interface (rag.index.search_index.SearchIndex): keys are rows, a scope is an array of rows.
 
-    def scope(self, prefix: str | None) -> np.ndarray | None:
-        if not prefix:
-            return None
-        prefix = prefix.strip("/")
-        return np.array(
-            [i for i, c in enumerate(self.chunks) if c.file == prefix or c.file.startswith(prefix + "/")],
-            dtype=np.int64,
-        )
+    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> np.ndarray | None:
+        rows: np.ndarray | None = None
+        if prefix and prefix.strip("/"):
+            prefix = prefix.strip("/")
+            rows = np.array([i for i, c in enumerate(self.chunks)
+                             if c.file == prefix or c.file.startswith(prefix + "/")], dtype=np.int64)
+        if allowed.unrestricted:
+            return rows
+        mask = self._allowed_mask(allowed)
+        return np.flatnonzero(mask) if rows is None else rows[mask[rows]]
+
+    def _allowed_mask(self, allowed: Scope) -> np.ndarray:
+        """Which rows `allowed` may see: whole collections at once, then the access-listed rows one by one."""
+        if allowed.collections is None:
+            mask = np.ones(len(self.chunks), dtype=bool)
+        else:
+            mask = np.zeros(len(self.chunks), dtype=bool)
+            for name in allowed.collections:
+                mask[self._collection_rows.get(name, [])] = True
+        if allowed.readers is not None:
+            for row in self._listed_rows:
+                if mask[row] and allowed.readers.isdisjoint(self.chunks[row].access):
+                    mask[row] = False
+        return mask
+
+    @cached_property
+    def _collection_rows(self) -> dict[str, np.ndarray]:
+        rows: dict[str, list[int]] = {}
+        for i, chunk in enumerate(self.chunks):
+            rows.setdefault(chunk.collection, []).append(i)
+        return {name: np.array(r, dtype=np.int64) for name, r in rows.items()}
+
+    @cached_property
+    def _listed_rows(self) -> list[int]:
+        """Rows of documents with an access list."""
+        return [i for i, chunk in enumerate(self.chunks) if chunk.access]
 
     def dense_ranking(self, vector: np.ndarray, k: int, scope: np.ndarray | None) -> list[tuple[int, float]]:
         return self.dense.search(vector, k, scope)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rag.access import parse_ids
 from rag.parsing.markdown import parse_markdown, split_front_matter
 from rag.parsing.metadata import (
     DeclaredMetadata,
@@ -37,7 +38,7 @@ DATE_FROM_GIT = "git"
 DATE_FROM_FILE_TIME = "file time"
 VOLATILE_DATE_SOURCES = {DATE_FROM_GIT, DATE_FROM_FILE_TIME}
 # Bump when what is read from a document's metadata changes: unchanged files are parsed again.
-METADATA_VERSION = 1
+METADATA_VERSION = 2  # 2: collections and access lists
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class DocumentLoader:
             url=meta.get("url") or meta.get("source"),
             parser=parser,
             date_source=date_source,
+            access=parse_ids(meta["access"]) if "access" in meta else (),
         )
 
     def _with_mineru(self, path: Path) -> tuple[list[Block], str, dict[str, str]]:

@@ -8,6 +8,7 @@ from rag.types import Block
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+_FRONT_MATTER_ITEM = re.compile(r"^\s*-\s+(.*?)\s*$")
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -16,15 +17,21 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 
 
 def split_front_matter(source: str) -> tuple[dict[str, str], str]:
-    """YAML-style `key: value` front matter (flat keys only) and the body after it."""
+    """YAML-style `key: value` front matter (flat keys; a block list `- item` under a key becomes
+    `item, item`) and the body after it."""
     match = _FRONT_MATTER.match(source)
     if not match:
         return {}, source
     meta: dict[str, str] = {}
+    key = None
     for line in match.group(1).splitlines():
         kv = _FRONT_MATTER_LINE.match(line)
+        item = _FRONT_MATTER_ITEM.match(line)
         if kv:
-            meta[kv.group(1).lower()] = kv.group(2).strip("'\"")
+            key = kv.group(1).lower()
+            meta[key] = kv.group(2).strip("'\"")
+        elif item and key is not None:
+            meta[key] = ", ".join(v for v in (meta[key], item.group(1).strip("'\"")) if v)
     return meta, source[match.end() :]
 
 

@@ -2,8 +2,9 @@
 replicas behind one URL: a delivery is answered once whichever replica gets it, a reindex on one is served
 by the other within seconds, and the reindex lock is shared.
 
-The index backend here is the FAISS snapshots on the shared data directory (the Milvus backend is built on
-another branch; it plugs into the same announcement and lock, which carry only a version string)."""
+The index is either the FAISS snapshots on the shared data directory or one Milvus shared over the network.
+Milvus Lite opens its data file for one process only, so the Milvus replicas share it through
+`milvus-lite server` (the same gRPC interface as a Milvus server)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 
 import pytest
 
@@ -21,6 +23,7 @@ from tests.bot.harness import wait_for
 from tests.bot.replicas import Replica, replica_env
 from tests.bot.test_bot import answer_text, final_answers, mention
 from tests.conftest import HANDBOOK, build
+from tests.processes import MilvusLiteServer
 
 PARKING = """# Visitor parking
 
@@ -34,31 +37,37 @@ def reports(slack, icon: str) -> list[str]:
             if icon in c.args.get("text", "")]
 
 
-def knowledge_base(tmp_path) -> tuple:
+def knowledge_base(tmp_path, **settings) -> tuple:
     docs = tmp_path / "docs"
     docs.mkdir()
     for name in ("travel-expenses.md", "onboarding.md", "差旅报销制度.md"):
         shutil.copy(HANDBOOK / name, docs / name)
-    kb = KnowledgeBase.default(Settings(data_dir=tmp_path / "data", _env_file=None))
+    kb = KnowledgeBase.default(Settings(data_dir=tmp_path / "data", _env_file=None, **settings))
     build(kb, [docs])
     return docs, kb
 
 
 @pytest.fixture
-def replicas(redis_process, slack, tmp_path):
-    docs, kb = knowledge_base(tmp_path)
-    env = replica_env(kb.settings.data_dir, slack.base_url, redis_process.url, gate_threshold="0.0",
-                      docs_paths=str(docs))
-    started: list[Replica] = []
-    try:
-        started.append(Replica("a", env, tmp_path))
-        started.append(Replica("b", env, tmp_path))
-        for replica in started:
-            wait_for(lambda r=replica: r.get("/ready").status_code == 200, 120)
-        yield started[0], started[1], docs, kb
-    finally:
-        for replica in started:
-            replica.stop()
+def replicas(request, redis_process, slack, tmp_path):
+    """Two replicas on FAISS (default) or, with `indirect` parameter "milvus", on one shared Milvus."""
+    with ExitStack() as stack:
+        index: dict[str, str] = {}
+        if getattr(request, "param", "faiss") == "milvus":
+            milvus = stack.enter_context(MilvusLiteServer(tmp_path / "milvus.db"))
+            index = {"vector_store": "milvus", "milvus_uri": milvus.uri}
+        docs, kb = knowledge_base(tmp_path, **index)
+        env = replica_env(kb.settings.data_dir, slack.base_url, redis_process.url, gate_threshold="0.0",
+                          docs_paths=str(docs), **index)
+        started: list[Replica] = []
+        try:
+            started.append(Replica("a", env, tmp_path))
+            started.append(Replica("b", env, tmp_path))
+            for replica in started:
+                wait_for(lambda r=replica: r.get("/ready").status_code == 200, 120)
+            yield started[0], started[1], docs, kb
+        finally:
+            for replica in started:
+                replica.stop()
 
 
 def test_a_delivery_sent_to_both_replicas_is_answered_once(replicas, slack):
@@ -71,6 +80,7 @@ def test_a_delivery_sent_to_both_replicas_is_answered_once(replicas, slack):
     assert len(slack.calls_to("chat.startStream")) == 1 and len(final_answers(slack)) == 1
 
 
+@pytest.mark.parametrize("replicas", ["faiss", "milvus"], indirect=True)
 def test_a_reindex_on_one_replica_is_served_by_the_other_within_seconds(replicas, slack):
     a, b, docs, kb = replicas
     before = b.get("/health").json()["serving"]
@@ -93,6 +103,7 @@ def test_a_reindex_on_one_replica_is_served_by_the_other_within_seconds(replicas
     assert "Q7" in answer_text(final.args["blocks"])
 
 
+@pytest.mark.parametrize("replicas", ["faiss", "milvus"], indirect=True)
 def test_a_reindex_running_elsewhere_is_named_to_the_admin(replicas, redis_process, slack):
     _, b, _, kb = replicas
     with RedisIndexLock(redis_process.url, kb.scope, "U0OTHER01 (teams) on bot-c"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from rag.evaluation import first_hit_rank, load_questions
 from rag.index.milvus_store import MilvusStore
 from tests.conftest import HANDBOOK, cli_env
 from tests.lawref_subset import DISTRACTORS, GOLD_FILES, TOURISM, make_subset
+from tests.processes import MilvusLiteServer
 
 
 def milvus_kb(settings: Settings, where: Path, **overrides) -> KnowledgeBase:
@@ -192,35 +192,16 @@ def test_a_lite_file_is_one_process_s_and_a_second_is_told_how_to_share_it(setti
 
 
 def test_two_processes_share_one_lite_file_through_its_server(settings, lawref, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(tmp_path / "shared.db"),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while not _listening(port):
-            assert time.monotonic() < deadline and server.poll() is None, "milvus-lite server did not start"
-            time.sleep(0.2)
-        uri = f"http://127.0.0.1:{port}"
-        kb = milvus_kb(settings, tmp_path, milvus_uri=uri)
+    with MilvusLiteServer(tmp_path / "shared.db") as server:
+        kb = milvus_kb(settings, tmp_path, milvus_uri=server.uri)
         kb.refresh([lawref / "docs"])
-        env = cli_env(settings.data_dir) | {"AIE_VECTOR_STORE": "milvus", "MILVUS_URI": uri}
+        env = cli_env(settings.data_dir) | {"AIE_VECTOR_STORE": "milvus", "MILVUS_URI": server.uri}
         done = subprocess.run([sys.executable, "-m", "ai_employee.cli", "search", "旅游经营者擅自增加购物次数", "--json"],
                               env=env, capture_output=True, text=True, timeout=300, check=True)
         found = json.loads(done.stdout)
         assert found["hits"][0]["chunk"]["file"] == TOURISM
         assert found["index_version"] == kb.store.current_version()
         assert kb.retriever.search("旅游经营者擅自增加购物次数", top_k=1)[0].chunk.file == TOURISM
-    finally:
-        server.terminate()
-        server.wait(30)
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_unknown_vector_store_is_refused(settings, tmp_path):

@@ -1,0 +1,54 @@
+"""Who may read a document: its collection (the first folder under the indexed root) and its access list
+(Markdown front matter `access: [U123, S0ENGGROUP]`, or for any format a `<file>.access` sidecar with one id
+a line). A document with an access list is quoted only in a direct message to someone on it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rag.types import PUBLIC
+
+SIDECAR_SUFFIX = ".access"
+# An access list that names nobody (`access: []`) still restricts: this id matches no user or group.
+NOBODY = "-"
+_ID = re.compile(r"[^\s,\[\]'\"#]+")
+
+
+def collection_of(rel: str) -> str:
+    """`hr/leave/policy.md` → `hr`; a file directly under the root → `public`."""
+    parts = rel.split("/")
+    return parts[0] if len(parts) > 1 and parts[0] else PUBLIC
+
+
+def parse_ids(text: str) -> tuple[str, ...]:
+    """Ids from `[U1, S2]`, `U1, S2` or one a line (`#` starts a comment); order kept, repeats dropped."""
+    found: list[str] = []
+    for line in text.splitlines() or [text]:
+        found.extend(_ID.findall(line.split("#", 1)[0]))
+    return tuple(dict.fromkeys(found)) or (NOBODY,)
+
+
+def sidecar_of(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def is_sidecar(path: Path) -> bool:
+    """An access list beside the document it belongs to (not a document itself)."""
+    return path.name.endswith(SIDECAR_SUFFIX) and path.with_name(path.name[: -len(SIDECAR_SUFFIX)]).exists()
+
+
+def read_sidecar(path: Path) -> bytes | None:
+    """The raw access list beside `path`, None when there is none."""
+    try:
+        return sidecar_of(path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def merge_access(*lists: tuple[str, ...]) -> tuple[str, ...]:
+    """Everyone named in any of the lists (front matter and sidecar); no list at all stays ()."""
+    named = [i for ids in lists for i in ids if i != NOBODY]
+    if not named:
+        return (NOBODY,) if any(lists) else ()
+    return tuple(dict.fromkeys(named))
