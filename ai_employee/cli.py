@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
     from rag.evaluation import AnswerOutcome
     from rag.index.builder import IndexReport
-    from rag.types import Answer
+    from rag.types import Answer, Scope
 
 MODES = ("hybrid", "dense", "bm25")  # rag.retrieval.MODES, checked before anything heavy is loaded
+PLATFORMS = ("slack", "teams")
+SCOPE_HELP = "Only these collections (first folders under the indexed root), e.g. hr,public; access lists are not checked."
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 
@@ -119,15 +121,20 @@ def search(
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
     mode: Annotated[str, typer.Option(help="hybrid, dense or bm25.")] = "hybrid",
     path: Annotated[Optional[str], typer.Option(help="Only files under this folder (or this file).")] = None,
+    scope: Annotated[Optional[str], typer.Option(help=SCOPE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Find the passages that best match a question."""
+    from rag.types import Scope
+
     if mode not in MODES:
         fail(f"--mode must be one of {', '.join(MODES)}")
     kb = knowledge_base()
     require_index(kb)
+    allowed = Scope.parse(scope)
     try:
-        hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path)  # type: ignore[arg-type]
+        hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path,  # type: ignore[arg-type]
+                                                  allowed=allowed)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))
     if as_json:
@@ -135,6 +142,7 @@ def search(
             {
                 "query": query,
                 "mode": mode,
+                "scope": scope_json(allowed),
                 "index_version": kb.retriever.snapshot.version,
                 "took_ms": round(timings.total_ms, 2),
                 "hits": [h.to_dict() for h in hits],
@@ -169,6 +177,7 @@ def eval_(
     answers: Annotated[bool, typer.Option("--answers", help="Also run the evidence gate and answer every question.")] = False,
     with_feedback: Annotated[bool, typer.Option(
         "--feedback", help="Rank as the bot does: with the demotions users' votes cause (AIE_FEEDBACK_*).")] = False,
+    scope: Annotated[Optional[str], typer.Option(help=SCOPE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR
@@ -178,9 +187,11 @@ def eval_(
     from rag.config import Settings
     from rag.evaluation import evaluate, load_questions
     from rag.index.discovery import read_exclude_file
+    from rag.types import Scope
 
     if mode not in MODES:
         fail(f"--mode must be one of {', '.join(MODES)}")
+    allowed = Scope.parse(scope)
     docs = dataset_dir / "docs"
     questions_path = questions or dataset_dir / "questions.jsonl"
     if not docs.is_dir():
@@ -203,13 +214,14 @@ def eval_(
         fail(str(exc))
     out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    answer = _answer_outcomes(kb) if answers else None
+    answer = _answer_outcomes(kb, allowed) if answers else None
     with counter("questions", len(rows), enabled=show) as advance:
-        metrics = evaluate(rows, _search(kb, top_k, mode, with_feedback), out, advance, answer=answer)
+        metrics = evaluate(rows, _search(kb, top_k, mode, with_feedback, allowed), out, advance, answer=answer)
     result = {
         "dataset": str(dataset_dir),
         "questions_file": str(questions_path),
         "mode": mode,
+        "scope": scope_json(allowed),
         "top_k": top_k,
         "index_version": report.version,
         "chunks": report.chunks,
@@ -237,17 +249,17 @@ def eval_(
     stdout.print(f"  per-question results: {out}")
 
 
-def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool):
-    """`question -> hits`, optionally reordered by the feedback demotions for that question."""
+def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allowed: Scope):
+    """`question -> hits` within `allowed`, optionally reordered by the feedback demotions for that question."""
     retriever = kb.retriever
     if not with_feedback:
-        return lambda q: retriever.search(q, top_k=top_k, mode=mode)
+        return lambda q: retriever.search(q, top_k=top_k, mode=mode, allowed=allowed)
     from rag.feedback import reorder
     from rag.prompt import detect_language
 
     def search(question: str):
         vector = kb.embedder.embed_query(question)
-        hits = retriever.search(question, top_k=top_k, mode=mode, query_vector=vector)
+        hits = retriever.search(question, top_k=top_k, mode=mode, query_vector=vector, allowed=allowed)
         factors = kb.adjuster.demotions(vector, detect_language(question))
         order, _ = reorder([h.score for h in hits], [h.chunk.id for h in hits], factors)
         return [hits[i] for i in order]
@@ -259,7 +271,7 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _answer_outcomes(kb: KnowledgeBase):
+def _answer_outcomes(kb: KnowledgeBase, allowed: Scope):
     """A synchronous `question -> AnswerOutcome` over one event loop for the whole evaluation."""
     from ai_employee.wiring import make_pipeline
     from rag.evaluation import AnswerOutcome
@@ -270,7 +282,7 @@ def _answer_outcomes(kb: KnowledgeBase):
 
     async def run(question: str) -> AnswerOutcome:
         final = None
-        async for item in pipeline.answer(question):
+        async for item in pipeline.answer(question, scope=allowed):
             if isinstance(item, Answer):
                 final = item
         return AnswerOutcome(final.refused, final.text)
@@ -282,26 +294,58 @@ def _answer_outcomes(kb: KnowledgeBase):
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in your own words.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer as JSON instead of streaming.")] = False,
+    channel: Annotated[Optional[str], typer.Option(
+        help="Answer as the bot does in this conversation: a Slack channel id (D…: a direct message) or a "
+             "Teams conversation id.")] = None,
+    user: Annotated[Optional[str], typer.Option(
+        help="With --channel: who asks (in a direct message, documents whose access list names them or "
+             "their Slack user groups).")] = None,
+    platform: Annotated[str, typer.Option(help="With --channel: slack or teams.")] = "slack",
 ) -> None:
-    """Answer a question from the knowledge base, citing every statement."""
+    """Answer a question from the knowledge base, citing every statement (with --channel: only from what the
+    bot may use there, for that person)."""
+    if user and not channel:
+        fail("--user goes with --channel: the place decides what may be quoted")
+    if platform not in PLATFORMS:
+        fail(f"--platform must be one of {', '.join(PLATFORMS)}")
     kb = knowledge_base()
     require_index(kb)
     try:
-        answer = asyncio.run(_ask(kb, question, stream=not as_json))
+        scope = _place_scope(kb, platform, channel, user or "") if channel else None
+        answer = asyncio.run(_ask(kb, question, stream=not as_json, scope=scope))
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))
     if as_json:
-        print_json(answer.to_dict())
+        print_json({**answer.to_dict(), "scope": scope_json(scope)} if scope is not None else answer.to_dict())
 
 
-async def _ask(kb: KnowledgeBase, question: str, stream: bool) -> Answer:
+def _place_scope(kb: KnowledgeBase, platform: str, channel: str, user: str) -> Scope:
+    from ai_employee.wiring import place_scope
+    from bot.slack.config import SlackSettings
+
+    slack = SlackSettings() if platform == "slack" else None
+    scope = asyncio.run(place_scope(kb, platform, channel, user, slack=slack))
+    where = ", ".join(sorted(scope.collections)) if scope.collections is not None else "every collection"
+    stderr.print(f"as the bot answers in {channel}{f' to {user}' if user else ''}: {where}", style="dim",
+                 markup=False, highlight=False)
+    return scope
+
+
+def scope_json(scope: Scope | None) -> dict | None:
+    if scope is None:
+        return None
+    return {"collections": None if scope.collections is None else sorted(scope.collections),
+            "readers": None if scope.readers is None else sorted(scope.readers)}
+
+
+async def _ask(kb: KnowledgeBase, question: str, stream: bool, scope: Scope | None = None) -> Answer:
     from ai_employee.wiring import make_pipeline
-    from rag.types import Answer
+    from rag.types import EVERYTHING, Answer
 
     pipeline = make_pipeline(kb)
     streamed: list[str] = []
     final: Answer | None = None
-    async for item in pipeline.answer(question):
+    async for item in pipeline.answer(question, scope=scope or EVERYTHING):
         if isinstance(item, Answer):
             final = item
         elif stream:
@@ -373,6 +417,7 @@ def serve(
     """Run the bot in Slack (SLACK_* set) and/or Microsoft Teams (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* set)."""
     from ai_employee.wiring import make_bot
     from bot.core.logs import configure
+    from bot.core.scopes import ScopesFileError
     from bot.server import serve_http, serve_socket_mode
     from bot.slack.config import MissingCredentials, SlackSettings
     from bot.teams.config import MissingTeamsCredentials, TeamsSettings
@@ -389,8 +434,11 @@ def serve(
     except (MissingCredentials, MissingTeamsCredentials) as exc:
         fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
-    bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
-                   teams if teams.configured else None)
+    try:
+        bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
+                       teams if teams.configured else None)
+    except ScopesFileError as exc:
+        fail(str(exc))
     what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
     if socket_mode:
         # Slack's events come over the socket; /health (and Teams, if configured) stay on HTTP.

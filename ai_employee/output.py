@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ai_employee.progress import stderr
 
@@ -18,7 +19,7 @@ stdout = Console()
 
 
 def fail(message: str) -> None:
-    stderr.print(f"[bold red]error:[/] {message}")
+    stderr.print(f"[bold red]error:[/] {escape(message)}")  # messages may quote [lists] or paths
     raise typer.Exit(1)
 
 

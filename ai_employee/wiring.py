@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
     from bot.core.config import ChatSettings
+    from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
     from bot.server import Operations, Routes
     from bot.slack.config import SlackSettings
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from bot.teams.app import TeamsSurface
     from bot.teams.config import TeamsSettings
     from rag.embedding.base import Embedder
+    from rag.types import Chunk, Scope
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
     from rag.index.coordination import VersionChannel
@@ -302,7 +304,9 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
     SDK's MSAL token providers (for tests: Entra cannot be reached from them)."""
     from ai_employee.operations import make_operations
+    from bot.core.config import ChatSettings
 
+    chat = chat or ChatSettings()
     services = make_core(kb, chat)
     bot = Bot(services, make_operations(kb, services))
     if slack is not None:
@@ -311,11 +315,56 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
 
         bot.slack_services = SlackServices(**services.shared(), settings=slack)
         bot.slack_app = create_app(bot.slack_services)
+        services.scopes.use_groups("slack", slack_groups(bot.slack_app.client, chat))
     if teams is not None:
         from bot.teams.app import TeamsSurface
 
         bot.teams = TeamsSurface(services, teams, teams_connections)
     return bot
+
+
+def make_scopes(kb: KnowledgeBase, chat: ChatSettings) -> ScopeResolver:
+    """What each place answers from: AIE_SCOPES_FILE (ScopesFileError when it is wrong) and the changes
+    admins made from chat, kept beside the index (replicas share them)."""
+    from bot.core.scopes import ScopeOverrides, ScopeResolver, load_scopes
+
+    file = load_scopes(chat.scopes_file)
+    return ScopeResolver(file, ScopeOverrides(chat.scopes_db or kb.settings.data_dir / "scopes.sqlite3"))
+
+
+def slack_groups(client, chat: ChatSettings) -> GroupDirectory:
+    """Slack user groups through `client` (an AsyncWebClient), kept for AIE_GROUPS_TTL."""
+    from bot.core.scopes import GroupDirectory
+    from bot.slack.groups import user_groups
+
+    return GroupDirectory(lambda: user_groups(client), ttl=chat.groups_ttl, name="Slack user groups")
+
+
+async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str,
+                      chat: ChatSettings | None = None, slack: SlackSettings | None = None) -> Scope:
+    """What the bot would answer `user` from in `place`: the same resolver, and Slack's user groups when
+    Slack credentials are set (else the user's own id alone)."""
+    from bot.core.config import ChatSettings
+
+    chat = chat or ChatSettings()
+    scopes = make_scopes(kb, chat)
+    if platform == "teams":
+        from bot.teams.conversation import is_personal_chat
+
+        return await scopes.resolve(platform, place, user.lower(), is_personal_chat(place), also=(user,))
+    from bot.slack.places import is_direct
+
+    if slack is not None and slack.slack_bot_token:
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        scopes.use_groups("slack", slack_groups(AsyncWebClient(slack.slack_bot_token, base_url=slack.api_url), chat))
+    return await scopes.resolve(platform, place, user, is_direct(place))
+
+
+def _live_passages(kb: KnowledgeBase) -> tuple[str, Iterable[Chunk]]:
+    """The live index's version and every passage (for the documents chat may list or show)."""
+    snapshot = kb.retriever.snapshot
+    return snapshot.version, snapshot.chunks
 
 
 def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServices:
@@ -324,10 +373,12 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     from bot.core.dedup import Dedup
     from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer
+    from bot.core.scopes.documents import Catalog
     from bot.core.services import CoreServices, IndexInfo
     from cache import make_dedup_store
 
     chat = chat or ChatSettings()
+    scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
     pipeline = make_pipeline(kb)
     configured = kb.docs_paths
     metrics = Metrics()
@@ -358,8 +409,9 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
         reindexer=reindexer,
         dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
         adjuster=kb.adjuster,  # the one the pipeline demotes with
-        index=IndexInfo(kb.store.current_manifest, live),
+        index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,
+        scopes=scopes,
     )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
 from rag.pipeline import AnswerPipeline, QuestionTooLong
-from rag.types import Answer
+from rag.types import Answer, Scope
 
 if TYPE_CHECKING:
     from bot.core.metrics import Metrics
@@ -44,6 +44,11 @@ class DeliveryError(Exception):
         self.reason = reason
 
 
+# What a question may be answered from when its adapter says nothing: every collection, and never a document
+# with an access list (as in a channel, where everyone reads the answer).
+CHANNEL_DEFAULT = Scope(readers=frozenset())
+
+
 @dataclass
 class Question:
     text: str  # cleaned: no mentions, no platform markup
@@ -52,6 +57,7 @@ class Question:
     history: list[tuple[str, str]] = field(default_factory=list)  # earlier (question, answer) turns
     event_id: str = ""  # the platform's delivery id, for the logs
     platform: str = "slack"
+    scope: Scope = CHANNEL_DEFAULT  # the place's collections and, in a direct message, who reads the answer
 
 
 class ReplySink(Protocol):
@@ -87,7 +93,7 @@ class Answerer:
 
     async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
         final: Answer | None = None
-        stream = self.pipeline.answer(question.text, question.history)
+        stream = self.pipeline.answer(question.text, question.history, scope=question.scope)
         try:
             async for item in stream:
                 if isinstance(item, Answer):

@@ -1,5 +1,6 @@
 """What every chat surface shares, assembled by the composition root: one answerer (one concurrency limit),
-one feedback store, one reindexer (one reindex at a time across surfaces), one de-duplication store."""
+one feedback store, one reindexer (one reindex at a time across surfaces), one de-duplication store, one
+scope resolver (what each place and person may be answered from)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,24 @@ from bot.core.answering import Answerer
 from bot.core.dedup import Dedup
 from bot.core.memory import ConversationMemory
 from bot.core.reindex import Reindexer
+from bot.core.scopes.config import ScopesFile
+from bot.core.scopes.documents import Documents, readable_manifest
+from bot.core.scopes.resolver import ScopeResolver
 from rag.feedback import FeedbackAdjuster, FeedbackStore
 
 if TYPE_CHECKING:
     from bot.core.metrics import Metrics
     from rag.index.snapshot import Manifest
+    from rag.types import Scope
 
 
 @dataclass
 class IndexInfo:
-    """The live index as admins see it (both calls block: run them off the event loop)."""
+    """The live index as chat shows it (every call blocks: run them off the event loop)."""
 
     manifest: Callable[[], Manifest | None]  # None: no index yet
     live: Callable[[], Callable[[str], bool] | None]  # chunk id -> still in the live index (None: no index)
+    documents: Callable[[], Documents | None] = lambda: None  # file -> one of its passages (None: no index)
 
 
 @dataclass(kw_only=True)
@@ -36,12 +42,24 @@ class CoreServices:
     index: IndexInfo | None = None
     memory: ConversationMemory | None = None
     metrics: Metrics | None = None  # what /metrics shows (the answerer, reindexer and feedback store count into it)
+    scopes: ScopeResolver | None = None  # the composition root's; by default every collection everywhere
 
     def __post_init__(self) -> None:
         if self.adjuster is None and self.feedback is not None:  # the composition root passes the pipeline's
             self.adjuster = FeedbackAdjuster(self.feedback)
+        if self.scopes is None:
+            self.scopes = ScopeResolver(ScopesFile())
         if self.memory is None and self.dedup is not None:
             self.memory = ConversationMemory(self.dedup)
+
+    def documents(self) -> Documents | None:
+        """The live index's documents, one passage each (blocking; None: no index)."""
+        return self.index.documents() if self.index is not None else None
+
+    def manifest_for(self, scope: Scope) -> Manifest | None:
+        """The live index's manifest listing only the documents `scope` may read (blocking; None: no index)."""
+        manifest = self.index.manifest() if self.index is not None else None
+        return None if manifest is None else readable_manifest(manifest, self.documents(), scope)
 
     def shared(self) -> dict:
         """The fields, to build a surface's services around the same objects."""

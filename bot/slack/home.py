@@ -271,8 +271,10 @@ def user_home(manifest: Manifest | None, bot_user: str | None = None, notice: st
         "I answer questions from the company's documents and cite the passage behind every statement, "
         "so you can check it. When the documents don't say, I tell you so instead of guessing."))
     blocks += [_header("What I know")]
-    if manifest is None or not manifest.files:
+    if manifest is None:
         blocks.append(_section("No documents yet — an admin can build the knowledge base with `/reindex`."))
+    elif not manifest.files:
+        blocks.append(_section("No documents are open to you yet — ask an admin if you expected some."))
     else:
         blocks.append(_section(f"*{len(manifest.files)} documents* · {manifest.chunk_count} passages · "
                                f"updated {built_at(manifest)}"))

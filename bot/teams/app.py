@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from weakref import WeakValueDictionary
 
 from aiohttp import web
-from microsoft_agents.activity import DeliveryModes
+from microsoft_agents.activity import Activity, DeliveryModes
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_decorator
 from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
@@ -25,12 +25,25 @@ from bot.core.admins import AdminCheck
 from bot.core.answering import FAILED, GREETING, no_index
 from bot.core.logs import event_id_var
 from bot.core.reindex import BUSY, run_reindex
+from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
 from bot.teams import commands, feedback
 from bot.teams.config import TeamsSettings
-from bot.teams.conversation import PERSONAL, addressed, kind, question_from, question_text, user_of
+from bot.teams.conversation import (
+    PERSONAL,
+    PLATFORM,
+    addressed,
+    is_direct,
+    kind,
+    place_of,
+    question_from,
+    question_text,
+    user_ids,
+    user_of,
+)
 from bot.teams.reply import TeamsReply, delivering, with_retries
 from cache import cache_key
+from rag.types import Scope
 
 _log = logging.getLogger(__name__)
 MESSAGES_PATH = "/api/messages"
@@ -48,6 +61,7 @@ class TeamsSurface:
         self.services = services
         self.settings = settings
         self.admins = AdminCheck(settings.admins)
+        self.scoping = ScopeCommand(services.scopes, services.documents, commands.SCOPE_STYLE)
         self.connections = connections or MsalConnectionManager(
             CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings.connection()}})
         self.adapter = CloudAdapter(connection_manager=self.connections)
@@ -68,6 +82,7 @@ class TeamsSurface:
         agent.before_turn(retries)
         agent.members_added()(self._on_members_added)
         agent.message(re.compile(rf"^\s*{commands.COMMAND}\s*$", re.IGNORECASE))(self._on_reindex)
+        agent.message(commands.SCOPE)(self._on_scope)
         agent.message()(self._on_message)
         agent.invoke(feedback.SUBMIT_ACTION)(lambda context, _state: feedback.on_submit_action(self.services, context))
         agent.error(self._turn_failed)
@@ -123,9 +138,24 @@ class TeamsSurface:
         lock = self._chats.setdefault(activity.conversation.id, asyncio.Lock()) if streaming else None
         async with lock or nullcontext():
             history = await self.services.memory.history(activity.conversation.id)  # after the turn before
-            question = question_from(activity, text, history)
+            question = question_from(activity, text, history, await self._scope(activity))
             async with TeamsReply(context, self.services.memory, text, streaming=streaming) as reply:
                 await self.services.answerer.answer(question, reply, no_index_message=NO_INDEX)
+
+    async def _scope(self, activity: Activity) -> Scope:
+        """What may be quoted where `activity` was sent (in a personal chat: to its sender)."""
+        return await self.services.scopes.resolve(PLATFORM, place_of(activity), user_of(activity),
+                                                  is_direct(activity), also=user_ids(activity))
+
+    async def _on_scope(self, context: TurnContext, _state: TurnState) -> None:
+        if not await self._act_on(context):
+            return
+        activity = context.activity
+        user = user_of(activity)
+        request = ScopeRequest(PLATFORM, place_of(activity), is_direct(activity), user,
+                               commands.scope_argument(question_text(activity)))
+        reply = await asyncio.to_thread(self.scoping.run, request, await self.admins.is_admin(user))
+        await context.send_activity(reply)
 
     async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):

@@ -1,17 +1,25 @@
-"""The `reindex` bot command (Teams bots have no slash commands): for admins listed in
-AIE_TEAMS_ADMIN_IDS it runs the same reindex as Slack's /reindex — one at a time across both — with one
-progress message updated in place and the report at the end; anyone else is politely refused."""
+"""Bot commands (Teams bots have no slash commands). `reindex`: for admins listed in AIE_TEAMS_ADMIN_IDS it
+runs the same reindex as Slack's /reindex — one at a time across both — with one progress message updated
+in place and the report at the end; anyone else is politely refused. `scope`: the conversation's
+collections, shown to anyone and changed by those admins (`scope hr,public`, `scope reset`)."""
 
 from __future__ import annotations
+
+import re
 
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
 from bot.core.reindex import TextStyle
+from bot.core.scopes.command import ScopeStyle
 from bot.teams.reply import delivering
 
 TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_")
 COMMAND = "reindex"
+# `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely
+# starts with the word ("scope of the travel policy?", "scope?") is answered as a question.
+SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)
+SCOPE_STYLE = ScopeStyle(command="scope", bold="**", person=lambda user: f"`{user}`")
 NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
              "date.")
 
@@ -30,3 +38,9 @@ class ProgressMessage:
                 self.message_id = sent.id if sent else None
                 return
             await self.context.update_activity(Activity(type=ActivityTypes.message, id=self.message_id, text=text))
+
+
+def scope_argument(text: str) -> str:
+    """What follows `scope` in a scope command ("" when nothing does)."""
+    found = SCOPE.fullmatch(text)
+    return (found.group("argument") or "") if found else ""

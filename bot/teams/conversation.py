@@ -8,7 +8,9 @@ import re
 from microsoft_agents.activity import Activity
 
 from bot.core.answering import Question
+from rag.types import Scope
 
+PLATFORM = "teams"
 PERSONAL, GROUP_CHAT, CHANNEL = "personal", "groupChat", "channel"
 _AT = re.compile(r"<at[^>]*>(.*?)</at>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -44,7 +46,31 @@ def user_of(activity: Activity) -> str:
     return (sender.aad_object_id or sender.id or "").lower()
 
 
-def question_from(activity: Activity, text: str, history: list[tuple[str, str]]) -> Question:
+def user_ids(activity: Activity) -> tuple[str, ...]:
+    """Every id an access list may name the asker by: the Entra object id (as sent and in lower case) and the
+    Teams user id (29:…). Teams groups are not resolved: that needs Microsoft Graph."""
+    sender = activity.from_property
+    if sender is None:
+        return ()
+    return tuple(dict.fromkeys(i for i in (user_of(activity), sender.aad_object_id, sender.id) if i))
+
+
+def place_of(activity: Activity) -> str:
+    """The conversation whose scope applies: in a channel the channel itself, not the reply chain
+    (`19:…@thread.tacv2;messageid=…`) the conversation id names."""
+    return activity.conversation.id.split(";", 1)[0]
+
+
+def is_direct(activity: Activity) -> bool:
+    return kind(activity) == PERSONAL
+
+
+def is_personal_chat(conversation_id: str) -> bool:
+    """From the id alone (the command line's --channel): channels and group chats are `19:…` threads."""
+    return not conversation_id.startswith("19:")
+
+
+def question_from(activity: Activity, text: str, history: list[tuple[str, str]], scope: Scope) -> Question:
     # In a channel the conversation id names the reply chain (…;messageid=…): its turns are the history.
     return Question(text=text, conversation=activity.conversation.id, user=user_of(activity), history=history,
-                    event_id=activity.id or "", platform="teams")
+                    event_id=activity.id or "", platform=PLATFORM, scope=scope)

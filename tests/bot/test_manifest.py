@@ -24,12 +24,12 @@ def test_events_exist_and_their_scopes_are_requested():
         assert not needed or needed & scopes, f"{event} needs one of {needed}"
 
 
-def test_urls_point_at_the_bot_and_reindex_is_declared():
+def test_urls_point_at_the_bot_and_the_commands_are_declared():
     app = manifest()
     urls = [app["settings"]["event_subscriptions"]["request_url"], app["settings"]["interactivity"]["request_url"],
             *(c["url"] for c in app["features"]["slash_commands"])]
     assert all(url.endswith(EVENTS_PATH) for url in urls)
-    assert [c["command"] for c in app["features"]["slash_commands"]] == ["/reindex"]
+    assert [c["command"] for c in app["features"]["slash_commands"]] == ["/reindex", "/scope"]
     assert "assistant:write" in app["oauth_config"]["scopes"]["bot"] and app["features"]["assistant_view"]
 
 
@@ -37,3 +37,7 @@ def test_the_home_tab_is_enabled_and_its_event_subscribed():
     app = manifest()
     assert app["features"]["app_home"]["home_tab_enabled"] is True
     assert "app_home_opened" in app["settings"]["event_subscriptions"]["bot_events"]
+
+
+def test_user_groups_can_be_read_for_access_lists():
+    assert "usergroups:read" in manifest()["oauth_config"]["scopes"]["bot"]

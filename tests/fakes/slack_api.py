@@ -68,6 +68,10 @@ Views are kept: views.open returns the view with its ``id`` and ``hash``; views.
 before (``not_found`` for another id, ``hash_conflict`` when ``hash`` is not the current one); views.publish
 keeps each user's Home tab (``slack.home_view(user)``), with the same hash check.
 
+User groups added with ``slack.add_usergroup(id, members)`` answer usergroups.list (members only with
+``include_users``, disabled groups only with ``include_disabled``) and usergroups.users.list
+(``no_such_subteam`` for a group it does not know).
+
 Such failures are *rejections* (``slack.rejected_calls``, ``slack.assert_no_rejections()``). State errors
 (``message_not_found``, ``message_not_in_streaming_state``, ``streaming_state_conflict``, …) are ordinary
 API errors, not rejections.
@@ -822,6 +826,7 @@ class SlackApiServer:
         self._ephemerals: list[dict[str, Any]] = []
         self._views: list[dict[str, Any]] = []
         self._homes: dict[str, dict[str, Any]] = {}  # user id -> their published Home tab
+        self._usergroups: dict[str, dict[str, Any]] = {}  # group id -> its record, with its members
         self._view_count = 0
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, float] = {}
@@ -841,6 +846,8 @@ class SlackApiServer:
             "views.update": self._views_update,
             "views.publish": self._views_publish,
             "reactions.add": self._reactions_add,
+            "usergroups.list": self._usergroups_list,
+            "usergroups.users.list": self._usergroup_users,
         }
         for user_id, fields in (users or {}).items():
             self.add_user(user_id, **fields)
@@ -955,6 +962,21 @@ class SlackApiServer:
         with self._lock:
             self._users[user_id] = user
         return copy.deepcopy(user)
+
+    def add_usergroup(self, group_id: str, users: Iterable[str], *, handle: str | None = None,
+                      enabled: bool = True) -> None:
+        """A user group (S…) with these members, for usergroups.list and usergroups.users.list."""
+        now = int(time.time())
+        handle = handle or group_id.lower()
+        record = {
+            "id": group_id, "team_id": self.identity["team_id"], "is_usergroup": True, "name": handle.title(),
+            "description": "", "handle": handle, "is_external": False, "date_create": now, "date_update": now,
+            "date_delete": 0 if enabled else now, "auto_type": None, "created_by": HUMAN_USER,
+            "updated_by": HUMAN_USER, "deleted_by": None, "prefs": {"channels": [], "groups": []},
+            "users": list(users),
+        }
+        with self._lock:
+            self._usergroups[group_id] = record
 
     def seed_message(self, channel: str, text: str, *, user: str = HUMAN_USER,
                      thread_ts: str | None = None) -> str:
@@ -1290,6 +1312,25 @@ class SlackApiServer:
         view = {**self._view_record(args["view"], view_id, view_id), "close": None, "submit": None}
         self._homes[args["user_id"]] = view
         return {"view": view}
+
+    def _usergroups_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        listed = []
+        for group in self._usergroups.values():
+            if group["date_delete"] and not args.get("include_disabled"):
+                continue
+            record = {key: copy.deepcopy(value) for key, value in group.items() if key != "users"}
+            if args.get("include_users"):
+                record["users"] = list(group["users"])
+            if args.get("include_count"):
+                record["user_count"] = str(len(group["users"]))  # a string, as in Slack's example
+            listed.append(record)
+        return {"usergroups": listed}
+
+    def _usergroup_users(self, args: dict[str, Any]) -> dict[str, Any]:
+        group = self._usergroups.get(args["usergroup"])
+        if group is None or (group["date_delete"] and not args.get("include_disabled")):
+            raise ApiError("no_such_subteam")
+        return {"users": list(group["users"])}
 
     def _reactions_add(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._find(args["channel"], args["timestamp"])

@@ -393,6 +393,21 @@ def test_scripted_response_for_a_stateless_method(slack: SlackApiServer, client:
     assert slack.calls == []
 
 
+def test_user_groups_list_their_members_only_when_asked(slack: SlackApiServer, client: WebClient):
+    slack.add_usergroup("S0HRLEADS", ["U0LEAD1", "U0LEAD2"], handle="hr-leads")
+    slack.add_usergroup("S0OLD", ["U0LEAD1"], enabled=False)
+    plain = client.usergroups_list()["usergroups"]
+    assert [g["id"] for g in plain] == ["S0HRLEADS"] and "users" not in plain[0] and plain[0]["handle"] == "hr-leads"
+    full = client.usergroups_list(include_users=True, include_disabled=True, include_count=True)["usergroups"]
+    assert [(g["id"], g["users"], g["user_count"]) for g in full] == [
+        ("S0HRLEADS", ["U0LEAD1", "U0LEAD2"], "2"), ("S0OLD", ["U0LEAD1"], "1")]
+    assert client.usergroups_users_list(usergroup="S0HRLEADS")["users"] == ["U0LEAD1", "U0LEAD2"]
+    assert api_error(lambda: client.usergroups_users_list(usergroup="S0OLD")).response["error"] == "no_such_subteam"
+    assert api_error(lambda: client.api_call("usergroups.list", params={"include_user": "true"})).response[
+        "error"] == "invalid_arguments", "a misspelt argument is rejected, as for every method"
+    slack.clear_calls()
+
+
 def test_strict_users():
     with SlackApiServer(strict_users=True, users={"U0KNOWN01": {"is_owner": True}}) as slack:
         client = WebClient(token=TOKEN, base_url=slack.base_url)

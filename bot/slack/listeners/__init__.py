@@ -2,7 +2,7 @@
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.listeners import actions, assistant, commands, events, home
+from bot.slack.listeners import actions, assistant, commands, events, home, scope
 from bot.slack.services import SlackServices
 
 
@@ -12,3 +12,4 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     actions.register(app, services)
     commands.register(app, services)
     home.register(app, services)
+    scope.register(app, services)

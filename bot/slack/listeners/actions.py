@@ -10,6 +10,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.scopes.documents import may_show
 from bot.core.votes import vote_on_answer
 from bot.slack.blocks import (
     COMMENT_ACTION,
@@ -27,6 +28,7 @@ from bot.slack.blocks import (
     source_modal,
     vote_confirmation,
 )
+from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
 from rag.feedback import REASONS, CitedChunk, citation_target
 from rag.prompt import detect_language
@@ -40,6 +42,8 @@ GONE = "Sorry, that answer is no longer on record."
 PICK_A_REASON = "Pick one of these — or close this window to keep just your vote."
 HELPED = ":white_check_mark: Thanks — marked as helpful."
 FLAGGED = ":white_check_mark: Marked as a wrong source — thanks."
+NOT_HERE = ("Sorry, I can't show that source here: it is not among the documents answers in this conversation "
+            "may use.")
 
 
 def _split(value: str) -> tuple[str, int]:
@@ -102,6 +106,13 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if recorded is None or not 1 <= marker <= len(recorded.citations):
             return
         cited = recorded.citations[marker - 1]
+        channel, user = (body.get("channel") or {}).get("id") or "", body["user"]["id"]
+        scope = await scope_in(services, channel, user)
+        documents = await asyncio.to_thread(services.documents)
+        if not may_show(documents, scope, cited.file, where_answered=recorded.channel == channel):
+            _log.info("source %s of answer %s not shown in %s: outside its scope", marker, answer_id, channel)
+            await client.views_open(trigger_id=body["trigger_id"], view=notice_modal("Source", NOT_HERE))
+            return
         await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
             cited_chunk(cited), cited.location, title=f"Source [{marker}]", vote_value=action["value"]))
 

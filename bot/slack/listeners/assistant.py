@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.answering import GREETING
 from bot.slack.home import example_questions
 from bot.slack.listeners.conversation import answer_in_thread, clean_question, first_time, thread_history
+from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
 from rag.index.snapshot import Manifest
 
@@ -38,10 +39,12 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     assistant = AsyncAssistant()
 
     @assistant.thread_started
-    async def started(say: AsyncSay, set_suggested_prompts: AsyncSetSuggestedPrompts) -> None:
+    async def started(payload: dict, say: AsyncSay, set_suggested_prompts: AsyncSetSuggestedPrompts) -> None:
         await say(GREETING)
-        manifest = await asyncio.to_thread(services.index.manifest) if services.index else None
-        prompts = suggested_prompts(manifest)
+        thread = payload.get("assistant_thread") or {}
+        # Prompts name documents: only those the user may be answered from in this (direct) conversation.
+        scope = await private_scope(services, thread.get("user_id", ""), thread.get("channel_id", ""))
+        prompts = suggested_prompts(await asyncio.to_thread(services.manifest_for, scope))
         if prompts:
             await set_suggested_prompts(prompts=prompts, title="Try one of these")
 

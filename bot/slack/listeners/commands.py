@@ -20,11 +20,12 @@ CHECKING = "Checking that you can run `/reindex`…"
 STARTED = "Reindexing the knowledge base… I'll post progress here."
 
 
-async def _respond(respond, text: str) -> None:
+async def respond_safely(respond, text: str) -> None:
+    """Tell the user through the command's response URL (only they see it)."""
     try:
         await respond(text)
-    except Exception as exc:  # noqa: BLE001 - e.g. the response URL expired; nothing else can reach the admin
-        _log.warning("could not answer /reindex through its response URL: %r", exc)
+    except Exception as exc:  # noqa: BLE001 - e.g. the response URL expired; nothing else can reach the user
+        _log.warning("could not answer a slash command through its response URL: %r", exc)
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
@@ -39,12 +40,12 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         await ack(STARTED if listed else CHECKING)
         if not listed:
             if not await services.admins.is_admin(client, user):
-                await _respond(respond, NOT_ADMIN)
+                await respond_safely(respond, NOT_ADMIN)
                 return
-            await _respond(respond, STARTED)
+            await respond_safely(respond, STARTED)
 
         async def privately(text: str) -> None:
-            await _respond(respond, text)
+            await respond_safely(respond, text)
 
         await reindex_into(services, client, channel, by=user, privately=privately)
 

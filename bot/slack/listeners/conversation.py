@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.answering import Question
 from bot.core.dedup import Dedup
 from bot.slack.blocks import NO_INDEX
+from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
 from bot.slack.streaming import ThreadReply
 from cache import cache_key
@@ -80,6 +81,7 @@ async def answer_in_thread(services: SlackServices, client: AsyncWebClient, even
     reply = ThreadReply(client, event["channel"], event.get("thread_ts") or event["ts"], user_id=event.get("user"),
                         team_id=event.get("team") or event.get("user_team"),
                         buffer_chars=settings.stream_buffer_chars, fallback_seconds=settings.fallback_update_seconds)
-    question = Question(text=text, conversation=event["channel"], user=event.get("user", ""), history=history,
-                        event_id=event_id, platform="slack")
+    user = event.get("user", "")
+    question = Question(text=text, conversation=event["channel"], user=user, history=history,
+                        event_id=event_id, platform="slack", scope=await scope_in(services, event["channel"], user))
     await services.answerer.answer(question, reply, no_index_message=NO_INDEX)

@@ -28,6 +28,7 @@ from bot.slack.home import (
 )
 from bot.slack.listeners.actions import cited_chunk
 from bot.slack.listeners.commands import reindex_into
+from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
 from rag.feedback import CitedChunk, summary
 
@@ -39,14 +40,17 @@ REINDEX_STARTED = ":hourglass_flowing_sand: Reindex started — progress and the
 
 
 async def publish_home(services: SlackServices, client: AsyncWebClient, user: str, bot_user: str | None = None,
-                       notice: str | None = None) -> None:
-    """Publish the Home tab `user` should see (admin or not)."""
+                       notice: str | None = None, channel: str = "") -> None:
+    """Publish the Home tab `user` should see (admin or not); `channel`: their direct message with the app."""
     if await services.admins.is_admin(client, user):
+        # The admins' review shows every index file and flagged passage, whatever their scope: it is how
+        # admins look after the whole knowledge base, and the Home tab is private to its viewer.
         data = await asyncio.to_thread(_admin_data, services)
         data.notice = notice
         view = admin_home(data)
-    else:
-        manifest = await asyncio.to_thread(_manifest, services)
+    else:  # only what the viewer could be answered from in their direct message with the app
+        scope = await private_scope(services, user, channel)
+        manifest = await asyncio.to_thread(services.manifest_for, scope)
         view = user_home(manifest, bot_user, notice)
     try:
         await client.views_publish(user_id=user, view=view)
@@ -101,7 +105,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     async def on_home_opened(event: dict, client: AsyncWebClient, context: dict) -> None:
         if event.get("tab") != "home":  # the Messages tab: nothing to publish
             return
-        await publish_home(services, client, event["user"], context.get("bot_user_id"))
+        await publish_home(services, client, event["user"], context.get("bot_user_id"), channel=event.get("channel", ""))
 
     @app.action(CONFIRM_DEMOTION)
     @app.action(UNDO_DEMOTION)

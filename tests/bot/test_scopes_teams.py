@@ -1,0 +1,74 @@
+"""Knowledge scopes in Teams, over real HTTP with the local Bot Connector: a mapped channel answers from its
+collections (whatever reply chain the question is in), access-listed documents reach their readers in a
+personal chat only, and admins change a channel's scope with the `scope` command."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bot.teams.config import TeamsSettings
+from tests.bot.harness import wait_for
+from tests.bot.scoped import LEAVE_DAYS, SALARY, TEAMS_BOSS, scoped_index, start_scoped_bot  # noqa: F401
+from tests.bot.teams_ui import ADMIN, MEMBER, activity, post
+
+ENG_CHANNEL, HR_CHANNEL = "19:eng@thread.tacv2", "19:hr@thread.tacv2"
+LEAVE = "How many days of annual leave do I get?"
+PAY = "How much do senior engineers earn?"
+
+
+@pytest.fixture
+def teams(scoped_index, tmp_path):  # noqa: F811
+    settings = TeamsSettings(_env_file=None, anonymous_allowed=True, admin_ids=ADMIN)
+    running = start_scoped_bot(scoped_index, tmp_path, None, teams=settings)
+    yield running
+    running.stop()
+
+
+def ask(teams, connector, conversation: str, text: str, user: str = MEMBER) -> str:
+    """The finished answer as the reader sees it: its text and every citation's name and passage."""
+    kind = "personal" if conversation.startswith("a:") else "channel"
+    post(teams, activity(connector, text, conversation=conversation, kind=kind, user=user, mention=kind != "personal"))
+    final = wait_for(lambda: connector.final_messages(conversation))[-1]
+    return " ".join([final.text, *(c["appearance"]["name"] + " " + c["appearance"]["text"] for c in final.citations)])
+
+
+def command(teams, connector, conversation: str, text: str, user: str) -> str:
+    before = len(connector.messages_in(conversation))
+    post(teams, activity(connector, text, conversation=conversation, kind="channel", user=user, mention=True))
+    return wait_for(lambda: connector.messages_in(conversation)[before:])[0].text
+
+
+def test_a_mapped_channel_answers_from_its_collections_in_every_reply_chain(teams, connector):
+    assert LEAVE_DAYS in ask(teams, connector, f"{HR_CHANNEL};messageid=1", LEAVE)
+    answer = ask(teams, connector, f"{ENG_CHANNEL};messageid=2", LEAVE)
+    assert LEAVE_DAYS not in answer and "Leave policy" not in answer
+
+
+def test_an_access_listed_document_reaches_its_reader_in_a_personal_chat_only(teams, connector):
+    assert SALARY in ask(teams, connector, "a:boss-chat", PAY, user=TEAMS_BOSS)
+    assert SALARY not in ask(teams, connector, "a:member-chat", PAY, user=MEMBER)
+    assert SALARY not in ask(teams, connector, f"{HR_CHANNEL};messageid=3", PAY, user=TEAMS_BOSS)
+
+
+def test_the_scope_command_is_for_admins_and_changes_the_next_answer(teams, connector):
+    chain = f"{HR_CHANNEL};messageid=4"
+    refused = command(teams, connector, chain, "scope eng", MEMBER)
+    assert refused.startswith("Sorry, only knowledge-base admins can change the scope. `scope` alone shows it.")
+    assert command(teams, connector, chain, "scope", MEMBER).startswith(
+        "**Scope of this channel:** hr, public (from the scopes file).")
+    changed = command(teams, connector, chain, "scope eng, public", ADMIN)
+    assert changed.startswith("Scope of this channel is now **eng, public** (it was hr, public).")
+    assert LEAVE_DAYS not in ask(teams, connector, f"{HR_CHANNEL};messageid=5", LEAVE), "the whole channel"
+    audit = teams.services.scopes.overrides.audit("teams", HR_CHANNEL)
+    assert [(a.user, a.old, a.new) for a in audit] == [(ADMIN, None, {"eng", "public"})]
+    assert command(teams, connector, chain, "scope reset", ADMIN).startswith("Override dropped")
+    assert LEAVE_DAYS in ask(teams, connector, f"{HR_CHANNEL};messageid=6", LEAVE)
+
+
+def test_a_question_that_starts_with_scope_is_answered_not_taken_as_the_command(teams, connector):
+    answer = ask(teams, connector, "a:admin-chat", "scope of the annual leave policy?", user=ADMIN)
+    assert "Scope of this" not in answer and LEAVE_DAYS in answer
+    time.sleep(0.5)
+    assert teams.services.scopes.overrides.audit() == []
