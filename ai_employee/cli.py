@@ -417,7 +417,8 @@ def serve(
     """Run the bot in Slack (SLACK_* set) and/or Microsoft Teams (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* set)."""
     from ai_employee.wiring import make_bot
     from bot.core.logs import configure
-    from bot.core.scopes import ScopesFileError
+    from bot.core.config import ChatSettings
+    from bot.core.scopes import ScopesFileError, load_scopes
     from bot.server import serve_http, serve_socket_mode
     from bot.slack.config import MissingCredentials, SlackSettings
     from bot.teams.config import MissingTeamsCredentials, TeamsSettings
@@ -433,12 +434,14 @@ def serve(
             teams.require()
     except (MissingCredentials, MissingTeamsCredentials) as exc:
         fail(str(exc))
-    configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
+    chat = ChatSettings()
     try:
-        bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
-                       teams if teams.configured else None)
+        load_scopes(chat.scopes_file)  # before anything is loaded: a mistake there is all the output
     except ScopesFileError as exc:
         fail(str(exc))
+    configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
+    bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
+                   teams if teams.configured else None, chat)
     what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
     if socket_mode:
         # Slack's events come over the socket; /health (and Teams, if configured) stay on HTTP.
