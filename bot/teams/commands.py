@@ -16,10 +16,11 @@ from bot.teams.reply import delivering
 
 TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_")
 COMMAND = "reindex"
+SCOPE_COMMAND = "scope"
 # `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely
 # starts with the word ("scope of the travel policy?", "scope?") is answered as a question.
 SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)
-SCOPE_STYLE = ScopeStyle(command="scope", bold="**", person=lambda user: f"`{user}`")
+SCOPE_STYLE = ScopeStyle(command=SCOPE_COMMAND, bold="**", person=lambda user: f"`{user}`")
 NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
              "date.")
 

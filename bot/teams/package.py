@@ -1,5 +1,5 @@
 """The Teams app package: `manifest.json` (schema 1.29: the bot in personal chats, teams and group chats,
-its commands — `reindex` among them — and valid domains) and its two icons, zipped for upload to Teams.
+its commands — `reindex` and `scope` among them — and valid domains) and its two icons, zipped for upload to Teams.
 
 The icons are drawn here (a white speech bubble; on the accent colour for the colour icon), so the
 package needs no image files or imaging library."""
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.teams.commands import COMMAND
+from bot.teams.commands import COMMAND, SCOPE_COMMAND
 
 SCHEMA_URL = "https://developer.microsoft.com/en-us/json-schemas/teams/v1.29/MicrosoftTeams.schema.json"
 MANIFEST_VERSION = "1.29"
@@ -23,6 +23,9 @@ SCOPES = ["personal", "team", "groupChat"]
 COMMANDS = [
     {"title": COMMAND,
      "description": "Admins: rebuild the knowledge base from its documents (progress and a report follow)."},
+    {"title": SCOPE_COMMAND,
+     "description": "Show which document collections this conversation answers from; admins change them with "
+                    "`scope hr,public` or `scope reset`."},
     {"title": "How much is the meal allowance on a business trip?",
      "description": "Ask anything about the company's documents."},
 ]

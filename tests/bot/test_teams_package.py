@@ -54,7 +54,7 @@ def test_the_package_holds_a_valid_manifest_and_both_icons(tmp_path):
     assert manifest["manifestVersion"] == "1.29" and manifest["id"] == APP_ID
     [bot] = manifest["bots"]
     assert bot["botId"] == APP_ID and sorted(bot["scopes"]) == ["groupChat", "personal", "team"]
-    assert "reindex" in [c["title"] for lst in bot["commandLists"] for c in lst["commands"]]
+    assert {"reindex", "scope"} <= {c["title"] for lst in bot["commandLists"] for c in lst["commands"]}
     assert manifest["validDomains"] == ["bot.example.com"]
     assert manifest["developer"]["websiteUrl"] == "https://bot.example.com/"
 
