@@ -78,7 +78,7 @@ class CandidateFinder:
         """Demote chunks voted down for similar questions (after the cache: votes take effect at once)."""
         if self.adjuster is None or not found.hits:
             return found
-        factors = self.adjuster.demotions(self.query_vector(question, version), detect_language(question))
+        factors = self.adjuster.demotions(self.query_vector(question, version), detect_language(question), scope)
         if not factors:
             return found
         keys = found.rerank_scores if found.rerank_scores is not None else [h.score for h in found.hits]

@@ -136,6 +136,11 @@ class Scope:
         who = "*" if self.readers is None else ",".join(sorted(self.readers))
         return f"{where}|{who}"
 
+    @property
+    def collections_key(self) -> str:
+        """The collections alone ("" for every collection): where feedback given here applies."""
+        return "" if self.collections is None else ",".join(sorted(self.collections))
+
     @classmethod
     def parse(cls, collections: str | None) -> Scope:
         """`hr,public` as typed on a command line; empty or None: everything."""

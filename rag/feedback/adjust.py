@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.feedback.store import CitationVote, CitedChunk, FeedbackStore, Override
+from rag.types import EVERYTHING, Scope
 
 DAY = 86400.0
 
@@ -98,13 +99,16 @@ class FeedbackAdjuster:
             ]) if self._votes else np.zeros((0, dim), dtype=np.float32)
             self._seen = version
 
-    def demotions(self, question_vector: np.ndarray, language: str = "en") -> dict[str, float]:
-        """chunk id → score multiplier (< 1) for a question with this embedding, in this language."""
+    def demotions(self, question_vector: np.ndarray, language: str = "en",
+                  scope: Scope = EVERYTHING) -> dict[str, float]:
+        """chunk id → score multiplier (< 1) for a question with this embedding, in this language, asked
+        where `scope` applies: only votes given on answers from the same collections count."""
         self._refresh()
         q = np.asarray(question_vector, dtype=np.float32)
         near: list[CitationVote] = []
         if len(self._votes) and self._vectors.shape[1] == len(q):
             near = [self._votes[i] for i in np.flatnonzero(self._vectors @ q >= self.rules.similarity(language))]
+            near = [v for v in near if v.scope == scope.collections_key]
         factors = {}
         for adjustment in self._judge(near):
             if adjustment.status == "demoted":

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from rag.types import EVERYTHING, Scope
+
 ANSWER = "answer"
 REASONS = ("wrong source", "outdated", "incomplete", "other")
 PRUNE_EVERY_SECONDS = 3600.0
@@ -55,6 +57,7 @@ class RecordedAnswer:
     user: str
     created: float
     platform: str = "slack"
+    scope: str = ""  # Scope.collections_key of the place it was asked in
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -88,6 +91,7 @@ class CitationVote:
     question: str
     question_vector: np.ndarray | None
     cited: CitedChunk
+    scope: str = ""  # the collections of the answer the vote was given on (Scope.collections_key)
 
 
 @dataclass(frozen=True)
@@ -117,11 +121,12 @@ CREATE INDEX IF NOT EXISTS votes_chunk ON votes (chunk_id);
 """
 # Columns added after the first release: added to older databases when they are opened.
 _ADDED_COLUMNS = {
-    "answers": {"platform": "TEXT NOT NULL DEFAULT 'slack'"},
+    # scope: the collections the question was answered from ("" = all); votes apply within it only
+    "answers": {"platform": "TEXT NOT NULL DEFAULT 'slack'", "scope": "TEXT NOT NULL DEFAULT ''"},
     "votes": {"admin": "INTEGER NOT NULL DEFAULT 0", "reason": "TEXT", "comment": "TEXT",
               "platform": "TEXT NOT NULL DEFAULT 'slack'"},
 }
-_ANSWER_COLUMNS = "answer_id, question, answer, citations, index_version, channel, user, created, platform"
+_ANSWER_COLUMNS = "answer_id, question, answer, citations, index_version, channel, user, created, platform, scope"
 _VOTE_COLUMNS = "answer_id, user, target, value, chunk_id, channel, updated, admin, reason, comment, platform"
 
 
@@ -161,7 +166,7 @@ class FeedbackStore:
 
     def record_answer(
         self, question: str, answer: str, citations: list[CitedChunk], index_version: str, channel: str, user: str,
-        question_vector: np.ndarray | None = None, platform: str = "slack",
+        question_vector: np.ndarray | None = None, platform: str = "slack", scope: Scope = EVERYTHING,
     ) -> str:
         answer_id = uuid.uuid4().hex
         blob = None if question_vector is None else np.asarray(question_vector, dtype=np.float32).tobytes()
@@ -169,8 +174,9 @@ class FeedbackStore:
         with self._lock:
             self._conn.execute(
                 "INSERT INTO answers (answer_id, question, answer, citations, index_version, channel, user, "
-                "created, question_vector, platform) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (answer_id, question, answer, cited, index_version, channel, user, self._clock(), blob, platform),
+                "created, question_vector, platform, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (answer_id, question, answer, cited, index_version, channel, user, self._clock(), blob, platform,
+                 scope.collections_key),
             )
         if self._clock() - self._last_prune >= PRUNE_EVERY_SECONDS:
             self._last_prune = self._clock()
@@ -286,13 +292,13 @@ class FeedbackStore:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT v.chunk_id, v.user, v.value, v.admin, v.updated, v.target, a.question, a.question_vector, "
-                "a.citations FROM votes v JOIN answers a USING (answer_id) WHERE v.chunk_id IS NOT NULL"
+                "a.citations, a.scope FROM votes v JOIN answers a USING (answer_id) WHERE v.chunk_id IS NOT NULL"
             ).fetchall()
         out = []
-        for chunk_id, user, value, admin, updated, target, question, blob, citations in rows:
+        for chunk_id, user, value, admin, updated, target, question, blob, citations, scope in rows:
             cited = CitedChunk(**json.loads(citations)[int(target.split(":", 1)[1]) - 1])
             vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
-            out.append(CitationVote(chunk_id, user, value, bool(admin), updated, question, vector, cited))
+            out.append(CitationVote(chunk_id, user, value, bool(admin), updated, question, vector, cited, scope))
         return out
 
     def override(self, chunk_id: str, action: str, user: str) -> None:
@@ -327,9 +333,9 @@ class FeedbackStore:
 
 
 def _answer(row: tuple) -> RecordedAnswer:
-    answer_id, question, text, citations, version, channel, user, created, platform = row
+    answer_id, question, text, citations, version, channel, user, created, platform, scope = row
     return RecordedAnswer(answer_id, question, text, [CitedChunk(**c) for c in json.loads(citations)], version,
-                          channel, user, created, platform)
+                          channel, user, created, platform, scope)
 
 
 def _vote(row: tuple) -> Vote:

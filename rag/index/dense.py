@@ -10,6 +10,8 @@ import numpy as np
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
+# A filter letting through fewer rows than this share of the index is searched exactly over those rows.
+EXACT_FILTER_SHARE = 0.1
 
 
 class DenseIndex:
@@ -58,15 +60,25 @@ class DenseIndex:
         return cls(index, vectors)
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (row, score); `allowed` restricts the search to those rows (exact)."""
+        """Top-k (row, score); `allowed` (sorted rows) restricts the search to those rows: exactly over the
+        rows when they are few, else inside the index with a selector (no copy of the matrix)."""
         if k <= 0 or self.size == 0:
             return []
         query = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        params = None
         if allowed is not None:
             if len(allowed) == 0:
                 return []
-            scores = np.asarray(self.vectors[allowed]) @ query[0]
-            top = np.argsort(-scores)[:k]
-            return [(int(allowed[i]), float(scores[i])) for i in top]
-        scores, rows = self._index.search(query, min(k, self.size))
+            if len(allowed) < EXACT_FILTER_SHARE * self.size:
+                scores = np.asarray(self.vectors[allowed]) @ query[0]
+                top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+                top = top[np.argsort(-scores[top], kind="stable")]
+                return [(int(allowed[i]), float(scores[i])) for i in top]
+            mask = np.zeros(self.size, dtype=bool)
+            mask[allowed] = True
+            selector = faiss.IDSelectorBitmap(np.packbits(mask, bitorder="little"))
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, k))
+                      if self.kind == "hnsw" else faiss.SearchParameters(sel=selector))
+            k = min(k, len(allowed))
+        scores, rows = self._index.search(query, min(k, self.size), params=params)
         return [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rag.feedback import ANSWER, CitedChunk, FeedbackAdjuster, FeedbackRules, FeedbackStore, citation_target
+from rag.types import Scope
 
 CITED = [CitedChunk("c-meals", "travel.md", "Travel › Meals · v1", "Meals are 45 EUR."),
          CitedChunk("c-hotels", "travel.md", "Travel › Hotels · v1", "Hotels are 150 EUR.")]
@@ -84,6 +85,21 @@ def test_an_admin_flag_or_confirmation_is_enough_and_undo_voids_the_votes(store,
     store.override("c-meals", "confirm", "UADMIN")
     assert rules.demotions(unit(1, 0, 0)) == {"c-meals": pytest.approx(0.5 ** 3)}
     assert rules.adjustments()[0].admin
+
+
+def test_flags_in_one_scope_do_not_move_rankings_in_another(store):
+    rules = adjuster(store)
+    hr = Scope(frozenset({"hr", "public"}), frozenset())
+    answer = store.record_answer("meal allowance?", "45 EUR [1].", CITED, "v1", "C0HR", "U0", unit(1, 0, 0),
+                                 scope=hr)
+    for user in ("U1", "U2"):
+        store.vote(answer, user, citation_target(1), -1, "C0HR")
+    assert rules.demotions(unit(1, 0, 0), scope=hr) == {"c-meals": pytest.approx(0.25)}
+    assert rules.demotions(unit(1, 0, 0), scope=Scope(frozenset({"public", "hr"}), frozenset({"U9"}))) != {}, \
+        "the same collections, asked by someone else in a direct message"
+    assert rules.demotions(unit(1, 0, 0), scope=Scope(frozenset({"eng", "public"}), frozenset())) == {}
+    assert rules.demotions(unit(1, 0, 0)) == {}, "nor where every collection is searched"
+    assert store.answer(answer).scope == "hr,public"
 
 
 def test_demotions_fade_with_the_half_life(store, clock):
