@@ -260,7 +260,7 @@ def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allow
     def search(question: str):
         vector = kb.embedder.embed_query(question)
         hits = retriever.search(question, top_k=top_k, mode=mode, query_vector=vector, allowed=allowed)
-        factors = kb.adjuster.demotions(vector, detect_language(question))
+        factors = kb.adjuster.demotions(vector, detect_language(question), allowed)
         order, _ = reorder([h.score for h in hits], [h.chunk.id for h in hits], factors)
         return [hits[i] for i in order]
 

@@ -132,7 +132,8 @@ class Answerer:
                  for c in answer.citations]
         vector = self.pipeline.finder.query_vector(answer.question, answer.index_version)
         return self.feedback.record_answer(answer.question, answer.text, cited, answer.index_version,
-                                           question.conversation, question.user, vector, platform=question.platform)
+                                           question.conversation, question.user, vector, platform=question.platform,
+                                           scope=question.scope)
 
     async def _fail(self, reply: ReplySink, message: str, question: Question, kind: str) -> None:
         if self.metrics is not None:

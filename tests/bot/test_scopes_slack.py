@@ -45,6 +45,7 @@ def test_each_channel_answers_from_its_own_collections(bot, slack):
     message, answer_id = ask_in(bot, slack, HR, PLAIN, LEAVE)
     assert LEAVE_DAYS in shown(message) and "Leave policy › Annual leave" in shown(message)
     assert cited_files(bot, answer_id) and all(f.startswith("hr/") or "/" not in f for f in cited_files(bot, answer_id))
+    assert bot.services.feedback.answer(answer_id).scope == "hr,public", "its votes count where hr is searched"
     for channel in (ENG, GENERAL):  # mapped to eng and public; unmapped: the default, public
         message, answer_id = ask_in(bot, slack, channel, PLAIN, LEAVE)
         assert LEAVE_DAYS not in shown(message) and "Leave policy" not in shown(message)

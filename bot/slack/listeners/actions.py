@@ -30,9 +30,9 @@ from bot.slack.blocks import (
 )
 from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
-from rag.feedback import REASONS, CitedChunk, citation_target
+from rag.feedback import REASONS, CitedChunk, RecordedAnswer, citation_target
 from rag.prompt import detect_language
-from rag.types import Chunk
+from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def _vote_on_source(services: SlackServices, answer_id: str, marker: int, user: 
     services.feedback.vote(answer_id, user, citation_target(marker), value, recorded.channel, admin=admin)
     if value > 0:
         return HELPED
-    demoted = _demoted_now(services, recorded.question, recorded.index_version, recorded.citations[marker - 1])
+    demoted = _demoted_now(services, recorded, recorded.citations[marker - 1])
     if demoted is None:  # cannot tell: say what the rules do
         demoted = admin
     if demoted:
@@ -150,13 +150,16 @@ def _vote_on_source(services: SlackServices, answer_id: str, marker: int, user: 
     return f"{FLAGGED} It will rank lower for similar questions once {others}, or an admin confirms."
 
 
-def _demoted_now(services: SlackServices, question: str, version: str, cited: CitedChunk) -> bool | None:
-    """Whether the votes now demote the passage for this question (None: no way to tell)."""
+def _demoted_now(services: SlackServices, recorded: RecordedAnswer, cited: CitedChunk) -> bool | None:
+    """Whether the votes now demote the passage for the answer's question where it was asked (None: no way
+    to tell)."""
     if services.adjuster is None or services.answerer is None:
         return None
     try:
-        vector = services.answerer.pipeline.finder.query_vector(question, version)
+        vector = services.answerer.pipeline.finder.query_vector(recorded.question, recorded.index_version)
     except Exception:  # noqa: BLE001 - e.g. the embedder is unreachable: the vote is kept anyway
         _log.warning("could not tell whether the flag demotes the passage", exc_info=True)
         return None
-    return cited.chunk_id in services.adjuster.demotions(vector, detect_language(question))
+    # Votes count within the collections they were given in: the answer's, as recorded.
+    where = Scope.parse(recorded.scope)
+    return cited.chunk_id in services.adjuster.demotions(vector, detect_language(recorded.question), where)
