@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from bot.teams.app import TeamsSurface
     from bot.teams.config import TeamsSettings
     from rag.embedding.base import Embedder
-    from rag.types import Chunk, Scope
     from rag.feedback import FeedbackAdjuster, FeedbackStore
     from rag.index.builder import IndexBuilder, IndexProgress, IndexReport
     from rag.index.coordination import VersionChannel
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from rag.parsing.loader import DocumentLoader
     from rag.pipeline import AnswerPipeline
     from rag.retrieval import Retriever
+    from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)
 
