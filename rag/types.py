@@ -132,14 +132,16 @@ class Scope:
         """Stable text naming this scope, for cache keys and feedback ("" when unrestricted)."""
         if self.unrestricted:
             return ""
-        where = "*" if self.collections is None else ",".join(sorted(self.collections))
+        where = "*" if self.collections is None else ",".join(sorted(self.collections)) or "-"
         who = "*" if self.readers is None else ",".join(sorted(self.readers))
         return f"{where}|{who}"
 
     @property
     def collections_key(self) -> str:
         """The collections alone ("" for every collection): where feedback given here applies."""
-        return "" if self.collections is None else ",".join(sorted(self.collections))
+        if self.collections is None:
+            return ""
+        return ",".join(sorted(self.collections)) or "-"  # no collection at all is not "every collection"
 
     @classmethod
     def parse(cls, collections: str | None) -> Scope:

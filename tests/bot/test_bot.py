@@ -211,7 +211,7 @@ def failed_replies(slack):
 
 def test_answers_beyond_the_concurrency_limit_wait_their_turn(handbook_index, slack, tmp_path):
     data_dir, index_dir = handbook_index
-    bot = start_bot(data_dir, index_dir, slack.base_url, chat_settings={"max_concurrent_answers": 1},
+    bot = start_bot(data_dir, index_dir, slack.base_url, chat_settings={"AIE_MAX_CONCURRENT_ANSWERS": 1},
                     gate_threshold=0.85, feedback_db=tmp_path / "feedback.sqlite3")
     try:
         events = [mention(slack, q) for q in
