@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_employee.wiring import KnowledgeBase  # noqa: E402
 from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
 from benchmarks.synthetic import FixedStore, tiled_snapshot  # noqa: E402
-from rag.access import collection_of  # noqa: E402
+from rag.types import collection_of  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import first_hit_rank, load_questions  # noqa: E402
 from rag.index.snapshot import Snapshot  # noqa: E402

@@ -7,26 +7,25 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rag.types import PUBLIC
 
 SIDECAR_SUFFIX = ".access"
 # An access list that names nobody (`access: []`) still restricts: this id matches no user or group.
 NOBODY = "-"
+MAX_IDS, MAX_ID_CHARS = 1024, 256  # what a Milvus index holds per document (rag/index/milvus_schema.py)
 _ID = re.compile(r"[^\s,\[\]'\"#]+")
 
 
-def collection_of(rel: str) -> str:
-    """`hr/leave/policy.md` → `hr`; a file directly under the root → `public`."""
-    parts = rel.split("/")
-    return parts[0] if len(parts) > 1 and parts[0] else PUBLIC
-
-
 def parse_ids(text: str) -> tuple[str, ...]:
-    """Ids from `[U1, S2]`, `U1, S2` or one a line (`#` starts a comment); order kept, repeats dropped."""
+    """Ids from `[U1, S2]`, `U1, S2` or one a line (`#` starts a comment), lower-cased (Slack writes ids
+    upper-case, Teams' object ids come either way); order kept, repeats dropped. Raises ValueError for a
+    list the index cannot hold."""
     found: list[str] = []
     for line in text.splitlines() or [text]:
-        found.extend(_ID.findall(line.split("#", 1)[0]))
-    return tuple(dict.fromkeys(found)) or (NOBODY,)
+        found.extend(i.lower() for i in _ID.findall(line.split("#", 1)[0]))
+    ids = tuple(dict.fromkeys(found)) or (NOBODY,)
+    if len(ids) > MAX_IDS or max(len(i) for i in ids) > MAX_ID_CHARS:
+        raise ValueError(f"access list too long (at most {MAX_IDS} ids of at most {MAX_ID_CHARS} characters)")
+    return ids
 
 
 def sidecar_of(path: Path) -> Path:

@@ -101,7 +101,7 @@ class CandidateFinder:
             found = _decode(cached, snapshot.by_id)
             if found is not None:
                 found.cached = True
-                return found
+                return _within(found, scope)
         began = time.perf_counter()
         queries = [question] + ([rewritten] if rewritten else [])
         vectors = await asyncio.to_thread(lambda: [self.query_vector(q, version) for q in queries])
@@ -181,6 +181,17 @@ def _fuse(lists: list[list[Hit]], k: int) -> list[Hit]:
         Hit(first_seen[ids[row]].chunk, score, first_seen[ids[row]].ranks, best_scores[ids[row]])
         for row, score, _, _ in reciprocal_rank_fusion(rankings, {}, k)
     ]
+
+
+def _within(found: Candidates, scope: Scope) -> Candidates:
+    """Only the hits `scope` allows: cached hits are decoded against the live index, whose access lists may
+    have changed since they were found (a reindex between reading the version and reading the cache)."""
+    keep = [i for i, hit in enumerate(found.hits) if scope.allows(hit.chunk)]
+    if len(keep) < len(found.hits):
+        found.hits = [found.hits[i] for i in keep]
+        if found.rerank_scores is not None:
+            found.rerank_scores = [found.rerank_scores[i] for i in keep]
+    return found
 
 
 def _encode(found: Candidates) -> bytes:

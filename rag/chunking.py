@@ -6,9 +6,8 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
-from rag.access import collection_of
 from rag.text import hard_split, sentence_spans
-from rag.types import Chunk, ParsedDocument
+from rag.types import Chunk, ParsedDocument, collection_of
 
 
 # Bump when a change to parsing or chunking code changes chunk boundaries: forces re-chunking.

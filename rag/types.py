@@ -10,6 +10,12 @@ SECTION_SEPARATOR = " › "
 PUBLIC = "public"  # the collection of files directly under the indexed root
 
 
+def collection_of(rel: str) -> str:
+    """`hr/leave/policy.md` → `hr`; a file directly under the indexed root → `public`."""
+    parts = rel.split("/")
+    return parts[0] if len(parts) > 1 and parts[0] else PUBLIC
+
+
 @dataclass(frozen=True)
 class Block:
     """One structural unit of a parsed document, in reading order."""
@@ -101,7 +107,9 @@ class Chunk:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Chunk:
-        return cls(**{**data, "heading_path": tuple(data["heading_path"]), "access": tuple(data.get("access", ()))})
+        # A snapshot written before collections existed: the collection follows from the path.
+        return cls(**{**data, "heading_path": tuple(data["heading_path"]), "access": tuple(data.get("access", ())),
+                      "collection": data.get("collection") or collection_of(data["file"])})
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,10 @@ class Scope:
     # reads the answer), so access-listed documents are never quoted there. None: access lists are not
     # checked (an operator's own search at the terminal).
     readers: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.readers is not None:  # ids compare case-insensitively (access lists are stored lower-case)
+            object.__setattr__(self, "readers", frozenset(r.lower() for r in self.readers))
 
     def allows(self, chunk: Chunk) -> bool:
         if self.collections is not None and chunk.collection not in self.collections:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.access import merge_access, parse_ids, read_sidecar
+from rag.access import MAX_IDS, merge_access, parse_ids, read_sidecar
 from rag.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
@@ -312,7 +312,12 @@ class IndexBuilder:
                 return self._reuse(source, digest, prev, prev_by_file[source.rel], fallback)
         doc = self.loader.load(source.path, source.rel, data, fallback_date=fallback)
         if sidecar is not None:
-            doc.access = merge_access(doc.access, parse_ids(sidecar.decode("utf-8", "replace")))
+            try:
+                doc.access = merge_access(doc.access, parse_ids(sidecar.decode("utf-8", "replace")))
+            except ValueError as exc:
+                raise SkipFile(f"{source.rel}.access: {exc}") from None
+            if len(doc.access) > MAX_IDS:
+                raise SkipFile(f"access lists hold more than {MAX_IDS} ids in all")
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")

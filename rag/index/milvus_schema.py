@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from rag.access import MAX_ID_CHARS, MAX_IDS
 from rag.lexical import STOP_WORDS
-from rag.types import Chunk, Scope
+from rag.types import PUBLIC, Chunk, Scope, collection_of
 
 TEXT_MAX = 65_535  # Milvus' VARCHAR limit (bytes)
 FOLDER_DEPTH = 64
@@ -24,7 +25,6 @@ HNSW_EF = 128
 # Chunk fields a search hit needs to be cited; the vectors stay in Milvus unless asked for.
 CHUNK_FIELDS = ["id", "file", "title", "heading_path", "text", "lead", "start", "end", "page", "page_end",
                 "doc_version", "doc_date", "url", "collection", "access"]
-ACCESS_IDS = 1024  # the most ids one access list may hold in Milvus
 # jieba (the tokenizer Milvus Lite and the server share) with our BM25 stop words, so both backends ignore
 # the same function words; punctuation, which jieba keeps as tokens, is dropped too.
 _PUNCTUATION = "，。、；：？！“”‘’（）《》【】—…·,.;:?!\"'()[]<>-/"
@@ -118,8 +118,8 @@ def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool) -> Non
     for field in ("doc_version", "doc_date"):
         schema.add_field(field, DataType.VARCHAR, max_length=512)
     schema.add_field("collection", DataType.VARCHAR, max_length=1024)
-    schema.add_field("access", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=ACCESS_IDS,
-                     max_length=256)
+    schema.add_field("access", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_IDS,
+                     max_length=MAX_ID_CHARS)
     for field in ("start", "end", "page", "page_end"):
         schema.add_field(field, DataType.INT64)
     schema.add_field("bm25_text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True,
@@ -160,7 +160,8 @@ def row_chunk(row: dict[str, Any]) -> Chunk:
         id=row["id"], file=row["file"], title=row["title"], heading_path=tuple(json.loads(row["heading_path"])),
         text=row["text"], start=int(row["start"]), end=int(row["end"]), page=int(row["page"]) or None,
         page_end=int(row["page_end"]) or None, doc_version=row["doc_version"], doc_date=row["doc_date"],
-        url=row["url"] or None, lead=row["lead"], collection=row["collection"], access=tuple(row["access"] or ()),
+        url=row["url"] or None, lead=row["lead"], collection=row.get("collection") or collection_of(row["file"]),
+        access=tuple(row.get("access") or ()),
     )
 
 
@@ -178,13 +179,18 @@ def prefix_filter(prefix: str | None) -> str | None:
     return f"file == {quote(prefix)} or array_contains(folders, {quote(prefix)})"
 
 
-def scope_filter(prefix: str | None, allowed: Scope) -> str | None:
-    """The path prefix and what `allowed` lets through, as one filter expression (None: no filter)."""
+def scope_filter(prefix: str | None, allowed: Scope, legacy: bool = False) -> str | None:
+    """The path prefix and what `allowed` lets through, as one filter expression (None: no filter).
+    `legacy`: a collection written before collections and access lists (its first folder is the collection)."""
     parts = [f"({where})" for where in [prefix_filter(prefix)] if where]
     if allowed.collections is not None:
         names = sorted(allowed.collections) or [""]  # no collection at all: nothing matches
-        parts.append(f"collection in [{', '.join(quote(n) for n in names)}]")
-    if allowed.readers is not None:
+        if legacy:
+            top = [f"array_contains(folders, {quote(n)})" for n in names if n != PUBLIC]
+            parts.append(f"({' or '.join([*top, *(['array_length(folders) == 0'] if PUBLIC in names else [])])})")
+        else:
+            parts.append(f"collection in [{', '.join(quote(n) for n in names)}]")
+    if allowed.readers is not None and not legacy:
         open_ = "array_length(access) == 0"
         readers = sorted(allowed.readers)
         parts.append(f"({open_} or array_contains_any(access, [{', '.join(quote(r) for r in readers)}]))"

@@ -75,6 +75,10 @@ class MilvusSnapshot:
         self.terms = terms
         self._cache: OrderedDict[str, tuple[Chunk, np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
+        described = {f["name"] for f in call(client.describe_collection, collection).get("fields", [])}
+        self.fields = [f for f in CHUNK_FIELDS if f in described]
+        # Written before collections and access lists: a collection is then its first folder (no lists yet).
+        self.legacy = "collection" not in described
 
     @property
     def version(self) -> str:
@@ -91,7 +95,7 @@ class MilvusSnapshot:
     @property
     def chunks(self) -> Iterator[Chunk]:
         """Every chunk, streamed (for an incremental reindex)."""
-        for batch in self._scan(CHUNK_FIELDS):
+        for batch in self._scan(self.fields):
             yield from (row_chunk(row) for row in batch)
 
     def ids(self) -> set[str]:
@@ -109,7 +113,7 @@ class MilvusSnapshot:
             return self._cache[chunk_id][1]
 
     def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> str | None:
-        return scope_filter(prefix, allowed)
+        return scope_filter(prefix, allowed, legacy=self.legacy)
 
     def dense_ranking(self, vector: np.ndarray, k: int, scope: str | None) -> list[tuple[str, float]]:
         found = call(self.client.search, self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()],
@@ -146,7 +150,7 @@ class MilvusSnapshot:
         with self._lock:
             missing = [i for i in dict.fromkeys(ids) if i not in self._cache]
         if missing:
-            rows = call(self.client.get, self.collection, ids=missing, output_fields=[*CHUNK_FIELDS, "dense"])
+            rows = call(self.client.get, self.collection, ids=missing, output_fields=[*self.fields, "dense"])
             with self._lock:
                 for row in rows:
                     self._cache[row["id"]] = (row_chunk(row), np.asarray(row["dense"], dtype=np.float32))

@@ -11,6 +11,7 @@ Layout under the data dir::
 from __future__ import annotations
 
 import fcntl
+import logging
 import json
 import os
 import shutil
@@ -28,7 +29,9 @@ from rag.index.lexical_index import LexicalIndex
 from rag.lexical import tokenize
 from rag.types import EVERYTHING, Chunk, Scope
 
+_log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
+ACCESS_LISTS_SINCE = 2  # the metadata version (rag.parsing.loader) that reads access lists
 
 
 class IndexNotFoundError(RuntimeError):
@@ -201,6 +204,9 @@ class Snapshot:
         lexical = LexicalIndex.load(path, len(chunks))
         if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count):
             raise IndexNotFoundError(f"snapshot {path.name} is inconsistent; run `ai-employee index` again")
+        if any(record.metadata_version < ACCESS_LISTS_SINCE for record in manifest.files.values()):
+            _log.warning("index %s was built before access lists were read: documents' access lists apply "
+                         "from the next reindex (`ai-employee index` or /reindex)", manifest.version)
         return cls(path, manifest, chunks, dense, lexical)
 
 

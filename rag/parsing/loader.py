@@ -135,7 +135,7 @@ class DocumentLoader:
             url=meta.get("url") or meta.get("source"),
             parser=parser,
             date_source=date_source,
-            access=parse_ids(meta["access"]) if "access" in meta else (),
+            access=_access_list(meta),
         )
 
     def _with_mineru(self, path: Path) -> tuple[list[Block], str, dict[str, str]]:
@@ -202,3 +202,13 @@ def _document_date(declared: DeclaredMetadata, path: Path, fallback: FileDate | 
         return "-".join(match.groups()), DATE_FROM_FILE_NAME
     fallback = fallback or file_time(path)
     return fallback.date, fallback.source
+
+
+def _access_list(meta: dict[str, str]) -> tuple[str, ...]:
+    """The front matter's `access:` ids; () when there is none."""
+    if "access" not in meta:
+        return ()
+    try:
+        return parse_ids(meta["access"])
+    except ValueError as exc:
+        raise SkipFile(str(exc)) from None

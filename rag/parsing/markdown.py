@@ -19,6 +19,7 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 def split_front_matter(source: str) -> tuple[dict[str, str], str]:
     """YAML-style `key: value` front matter (flat keys; a block list `- item` under a key becomes
     `item, item`) and the body after it."""
+    source = source.replace("\r\n", "\n").replace("\r", "\n")  # saved on Windows: the same front matter
     match = _FRONT_MATTER.match(source)
     if not match:
         return {}, source

@@ -69,8 +69,8 @@ def test_ask_in_a_direct_message_quotes_access_listed_documents_to_their_readers
                       "--channel", "D0LEAD01", "--user", LEAD)
         assert [c.args for c in slack.calls_to("usergroups.list")] == [{"include_users": True}]
         slack.assert_no_rejections()
-    assert SALARY not in alone["text"] and alone["scope"]["readers"] == [LEAD]
-    assert SALARY in grouped["text"] and grouped["scope"]["readers"] == sorted([LEAD, LEADS])
+    assert SALARY not in alone["text"] and alone["scope"]["readers"] == [LEAD.lower()]
+    assert SALARY in grouped["text"] and grouped["scope"]["readers"] == sorted([LEAD.lower(), LEADS.lower()])
 
 
 def test_search_and_eval_keep_to_the_scope(place):

@@ -99,3 +99,26 @@ def test_answers_continue_when_redis_stops_and_resume_caching_when_it_returns(se
     assert pipeline.cache.stats.errors >= 1
     assert len(models.requests_to("/chat/completions")) == calls, "cached again once Redis is back"
     assert "45 EUR" in again.text
+
+
+def test_candidates_cached_before_an_access_list_was_added_are_filtered_again(kb, tmp_path, redis_process):
+    """A question that read the index version just before a reindex may find its candidates in the cache
+    after it; they are decoded against the new index, whose access lists they must still pass."""
+    from rag.types import Scope
+
+    docs = tmp_path / "docs"
+    (docs / "hr").mkdir(parents=True)
+    (docs / "hr" / "bonus.md").write_text("# Bonus\n\nThe yearly bonus is paid out in March.\n", encoding="utf-8")
+    (docs / "welcome.md").write_text("# Welcome\n\nThe office opens at eight.\n", encoding="utf-8")
+    kb.settings = kb.settings.model_copy(update={"redis_url": redis_process.url})
+    build(kb, [docs])
+    finder = make_pipeline(kb).finder
+    channel = Scope(None, frozenset())
+    before = kb.store.current_version()
+    found = asyncio.run(finder.find("When is the yearly bonus paid?", None, before, channel))
+    assert found.hits[0].chunk.file == "hr/bonus.md" and not found.cached
+    (docs / "hr" / "bonus.md.access").write_text("U0BOSS\n", encoding="utf-8")
+    build(kb, [docs])
+    assert kb.store.current_version() != before and kb.retriever.snapshot.version != before
+    again = asyncio.run(finder.find("When is the yearly bonus paid?", None, before, channel))
+    assert again.cached and [h.chunk.file for h in again.hits] == ["welcome.md"]
