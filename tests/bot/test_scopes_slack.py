@@ -20,6 +20,7 @@ from tests.bot.scoped import (
     PLAIN,
     SALARY,
     ask_in,
+    changing_index,  # noqa: F401 - a fresh index with changed documents
     scoped_index,  # noqa: F401 - the module's index
     shown,
     start_scoped_bot,
@@ -156,3 +157,20 @@ def test_the_home_tab_and_the_assistant_pane_name_only_documents_the_viewer_may_
     prompts = wait_for(lambda: slack.calls_to("assistant.threads.setSuggestedPrompts"))[0].args["prompts"]
     asked = " ".join(p["message"] for p in prompts)
     assert "Leave policy" in asked and "Deployments" not in asked and "Salary bands" not in asked
+
+
+def test_a_reindex_report_names_only_the_files_its_readers_may_read(changing_index, slack, tmp_path):
+    bot = start_scoped_bot(changing_index, tmp_path, slack.base_url)
+    try:
+        assert bot.command("/reindex", ADMIN, channel=ENG).status_code == 200
+        report = wait_for(lambda: [c.args["text"] for c in slack.calls_to("chat.update")
+                                   if c.args.get("channel") == ENG and "Reindex finished" in c.args["text"]],
+                          timeout=300)[0]
+        assert "Added 2 · changed 1 · removed 1" in report, "the totals stay whole"
+        assert "*Added:* `eng/oncall.md` and 1 more outside this conversation's scope" in report
+        assert "*Changed:* 1 outside this conversation's scope" in report, "access-listed: never in a channel"
+        assert "*Removed:* `eng/deploy.md`" in report, "a removed file of the channel's collection"
+        assert "hr/" not in report
+        assert bot.services.reindexer.last.ok
+    finally:
+        bot.stop()

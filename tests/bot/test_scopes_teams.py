@@ -10,7 +10,14 @@ import pytest
 
 from bot.teams.config import TeamsSettings
 from tests.bot.harness import wait_for
-from tests.bot.scoped import LEAVE_DAYS, SALARY, TEAMS_BOSS, scoped_index, start_scoped_bot  # noqa: F401
+from tests.bot.scoped import (  # noqa: F401 - the fixtures
+    LEAVE_DAYS,
+    SALARY,
+    TEAMS_BOSS,
+    changing_index,
+    scoped_index,
+    start_scoped_bot,
+)
 from tests.bot.teams_ui import ADMIN, MEMBER, activity, post
 
 ENG_CHANNEL, HR_CHANNEL = "19:eng@thread.tacv2", "19:hr@thread.tacv2"
@@ -72,3 +79,19 @@ def test_a_question_that_starts_with_scope_is_answered_not_taken_as_the_command(
     assert "Scope of this" not in answer and LEAVE_DAYS in answer
     time.sleep(0.5)
     assert teams.services.scopes.overrides.audit() == []
+
+
+def test_a_reindex_report_in_a_channel_names_only_the_files_the_channel_may_read(changing_index, connector, tmp_path):
+    settings = TeamsSettings(_env_file=None, anonymous_allowed=True, admin_ids=ADMIN)
+    teams = start_scoped_bot(changing_index, tmp_path, None, teams=settings)
+    try:
+        chain = f"{HR_CHANNEL};messageid=7"
+        post(teams, activity(connector, "reindex", conversation=chain, kind="channel", user=ADMIN, mention=True))
+        report = wait_for(lambda: [c.text for c in connector.calls_to(chain) if "Reindex finished" in (c.text or "")],
+                          timeout=300)[0]
+        assert "Added 2 · changed 1 · removed 1" in report
+        assert "**Added:** `hr/bonus.md` and 1 more outside this conversation's scope" in report
+        assert "**Changed:** 1 outside" in report and "**Removed:** 1 outside" in report
+        assert "eng/" not in report and "salaries" not in report
+    finally:
+        teams.stop()
