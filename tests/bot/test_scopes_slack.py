@@ -174,3 +174,24 @@ def test_a_reindex_report_names_only_the_files_its_readers_may_read(changing_ind
         assert bot.services.reindexer.last.ok
     finally:
         bot.stop()
+
+
+def test_the_admins_review_keeps_to_the_admins_own_scope(bot, slack):
+    feedback = bot.services.feedback
+    asked = [(HR, PLAIN, LEAVE, "hr/leave.md"), (ENG, PLAIN, "When do production deployments leave?", "eng/deploy.md"),
+             ("D0BOSS01", BOSS, PAY, "hr/salaries.md")]
+    for channel, user, question, file in asked:
+        _, answer_id = ask_in(bot, slack, channel, user, question)
+        files = cited_files(bot, answer_id)
+        assert file in files, (question, files)
+        feedback.vote(answer_id, user, "answer", -1, channel)
+        feedback.vote(answer_id, user, f"citation:{files.index(file) + 1}", -1, channel)
+
+    open_home(bot, slack, ADMIN)  # dm: [hr, public], and the admin is not on the salaries' access list
+    admin = view_text(published(slack, ADMIN)).replace("&gt;", ">")
+    assert "“How many days of annual leave do I get?”" in admin and "`hr/leave.md`" in admin
+    assert "production deployments" not in admin and "eng/deploy.md" not in admin
+    assert "senior engineers" not in admin and "salaries" not in admin and SALARY not in admin
+    assert "2 more down-voted answers outside your scope" in admin
+    assert "2 more flagged passages outside your scope" in admin
+    assert "*Documents with the most flags:* `hr/leave.md` (1) · and 2 more outside your scope" in admin
