@@ -95,3 +95,15 @@ def test_a_reindex_report_in_a_channel_names_only_the_files_the_channel_may_read
         assert "eng/" not in report and "salaries" not in report
     finally:
         teams.stop()
+
+
+def test_a_group_chat_without_its_conversation_type_is_not_taken_for_a_personal_chat(teams, connector):
+    """Teams leaves `conversationType` out now and then: a `19:…` thread is still read by everyone in it."""
+    for conversation, mention in (("19:group-chat@thread.v2", True), ("a:boss-chat-untyped", False)):
+        body = activity(connector, PAY, conversation=conversation, user=TEAMS_BOSS, mention=mention)
+        body["conversation"].pop("conversationType")
+        post(teams, body)
+    in_group = wait_for(lambda: connector.final_messages("19:group-chat@thread.v2"))[-1]
+    assert SALARY not in in_group.text and "Salary bands" not in str(in_group.citations)
+    alone = wait_for(lambda: connector.final_messages("a:boss-chat-untyped"))[-1]
+    assert SALARY in alone.text, "a personal chat (not a 19: thread) still counts as one"
