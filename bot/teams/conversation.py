@@ -61,7 +61,12 @@ def user_ids(activity: Activity) -> tuple[str, ...]:
 def place_of(activity: Activity) -> str:
     """The conversation whose scope applies: in a channel the channel itself, not the reply chain
     (`19:…@thread.tacv2;messageid=…`) the conversation id names."""
-    return activity.conversation.id.split(";", 1)[0]
+    return place_in(activity.conversation.id)
+
+
+def place_in(conversation_id: str) -> str:
+    """The place a conversation id belongs to: a reply chain's channel, else the conversation itself."""
+    return conversation_id.split(";", 1)[0]
 
 
 def is_direct(activity: Activity) -> bool:
