@@ -5,6 +5,8 @@ viewer's scope."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.bot.harness import wait_for
@@ -81,7 +83,8 @@ def scope_command(bot, slack, user: str, text: str, key: str, channel: str = HR)
     return wait_for(lambda: [c.args["text"] for c in slack.calls_to("response_url") if c.response_key == key])[0]
 
 
-def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bot, slack):
+def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bot, slack, caplog):
+    caplog.set_level(logging.INFO, logger="bot.core.scopes.command")
     overrides = bot.services.scopes.overrides
     refused = scope_command(bot, slack, PLAIN, "eng", "plain-set")
     assert refused.startswith("Sorry, only knowledge-base admins can change the scope.") and overrides.audit() == []
@@ -108,6 +111,12 @@ def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bo
     assert [(a.user, a.old, a.new) for a in audit] == [
         (ADMIN, None, {"eng", "public"}), (ADMIN, {"eng", "public"}, {"hr", "payroll"}), (ADMIN, {"hr", "payroll"}, None)]
     assert overrides.audit("slack", ENG) == [], "only the channel it was typed in"
+    logged = [r.getMessage() for r in caplog.records if r.name == "bot.core.scopes.command"]
+    assert logged == [
+        f"scope changed: platform=slack place={HR} user={ADMIN} 'hr,public' -> 'eng,public'",
+        f"scope changed: platform=slack place={HR} user={ADMIN} 'eng,public' -> 'hr,payroll'",
+        f"scope reset: platform=slack place={HR} user={ADMIN} 'hr,payroll' -> 'hr,public'"], "refusals: nothing"
+    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == "bot.core.scopes.command")
 
 
 def show_source(bot, slack, channel: str, user: str, value: str) -> dict:

@@ -65,6 +65,12 @@ def test_the_scope_command_is_for_admins_and_changes_the_next_answer(teams, conn
     assert refused.startswith("Sorry, only knowledge-base admins can change the scope. `scope` alone shows it.")
     assert command(teams, connector, chain, "scope", MEMBER).startswith(
         "**Scope of this channel:** hr, public (from the scopes file).")
+    listed = command(teams, connector, chain, "scope", ADMIN)  # posted in the channel: everyone reads it
+    assert "**This channel's collections in the index** (documents): hr (2), public (1)" in listed
+    assert "eng" not in listed and "Collections in the index" not in listed
+    post(teams, activity(connector, "scope", conversation="a:admin-chat", user=ADMIN))
+    alone = wait_for(lambda: connector.messages_in("a:admin-chat"))[0].text
+    assert "**Collections in the index** (documents): eng (1), hr (2), public (1)" in alone
     changed = command(teams, connector, chain, "scope eng, public", ADMIN)
     assert changed.startswith("Scope of this channel is now **eng, public** (it was hr, public).")
     assert LEAVE_DAYS not in ask(teams, connector, f"{HR_CHANNEL};messageid=5", LEAVE), "the whole channel"
