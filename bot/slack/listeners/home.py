@@ -2,8 +2,8 @@
 
 Admins see the index and the feedback to review — of the documents their own scope may read, the rest
 counted — with "Confirm demotion" / "Undo" / "Show passage" per flagged passage and "Reindex now" (progress
-and report go to the admin's DM with the app, and the report then shows in the Home tab). Everyone else sees what the assistant knows and how to ask it. Every admin
-action checks again that the person is an admin.
+and report go to the admin's DM with the app, and the report then shows in the Home tab). Everyone else sees
+what the assistant knows and how to ask it. Every admin action checks again that the person is an admin.
 """
 
 from __future__ import annotations
