@@ -349,8 +349,9 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str,
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)
     if platform == "teams":
-        from bot.teams.conversation import is_personal_chat
+        from bot.teams.conversation import is_personal_chat, place_in
 
+        place = place_in(place)  # a reply chain (19:…;messageid=…) answers with its channel's scope
         return await scopes.resolve(platform, place, user.lower(), is_personal_chat(place), also=(user,))
     from bot.slack.places import is_direct
 

@@ -67,7 +67,12 @@ def progress_text(event: IndexProgress | None, started: float, style: TextStyle)
     return f"{style.working} Reindexing: {what} ({elapsed:.0f} s). Answers keep coming from the current index."
 
 
-def report_text(report: IndexReport, style: TextStyle, limit: int = 15) -> str:
+Visible = Callable[[str], bool]  # whether a file's name may be shown where the report goes
+OUTSIDE = "outside this conversation's scope"
+
+
+def report_text(report: IndexReport, style: TextStyle, limit: int = 15, visible: Visible | None = None) -> str:
+    """The report; with `visible`, the names of files it rejects are only counted (the totals stay whole)."""
     if report.up_to_date:
         return (f"{style.done} The knowledge base is already up to date ({report.chunks} passages, "
                 f"version `{report.version}`).")
@@ -80,18 +85,33 @@ def report_text(report: IndexReport, style: TextStyle, limit: int = 15) -> str:
     ]
     for title, names in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if names:
-            shown = ", ".join(f"`{n}`" for n in names[:limit])
-            more = f" and {len(names) - limit} more" if len(names) > limit else ""
-            lines.append(f"{b}{title}:{b} {shown}{more}")
+            listed, hidden = _visible(names, visible)
+            parts = [", ".join(f"`{n}`" for n in listed[:limit])] if listed else []
+            if len(listed) > limit:
+                parts.append(f"{len(listed) - limit} more")
+            if hidden:
+                parts.append(f"{hidden} more {OUTSIDE}" if listed else f"{hidden} {OUTSIDE}")
+            lines.append(f"{b}{title}:{b} " + " and ".join(parts))
     if report.skipped:
+        listed, hidden = _visible(sorted(report.skipped), visible)
         lines.append(f"{b}Skipped:{b}")
-        for name, reason in list(sorted(report.skipped.items()))[:limit]:
-            lines.append(f"• `{name}` — {reason}")
-        if len(report.skipped) > limit:
-            lines.append(f"• … and {len(report.skipped) - limit} more")
+        for name in listed[:limit]:
+            lines.append(f"• `{name}` — {report.skipped[name]}")
+        if len(listed) > limit:
+            lines.append(f"• … and {len(listed) - limit} more")
+        if hidden:
+            lines.append(f"• {'… and ' if listed else ''}{hidden}{' more' if listed else ''} {OUTSIDE}")
     if report.rebuild_reason:
         lines.append(f"{i}Full rebuild: {report.rebuild_reason}{i}")
     return "\n".join(lines)
+
+
+def _visible(names: list[str], visible: Visible | None) -> tuple[list[str], int]:
+    """The names that may be listed, and how many may not."""
+    if visible is None:
+        return list(names), 0
+    listed = [n for n in names if visible(n)]
+    return listed, len(names) - len(listed)
 
 
 @dataclass(frozen=True)
@@ -192,6 +212,16 @@ async def _quietly(update: Awaitable[None]) -> None:
         _log.warning("progress update failed: %s", exc)
 
 
+async def _judge(visible: Callable[[], Awaitable[Visible]] | None) -> Visible | None:
+    if visible is None:
+        return None
+    try:
+        return await visible()
+    except Exception:  # noqa: BLE001 - the reindex went well; without knowing who reads, name no file
+        _log.exception("could not tell which files the reindex report may name")
+        return lambda _name: False
+
+
 @dataclass(frozen=True)
 class ReindexOutcome:
     text: str  # what the admin was (or should have been) told last
@@ -207,11 +237,13 @@ class ProgressMessage(Protocol):
 
 
 async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: TextStyle, *, by: str,
-                      platform: str) -> ReindexOutcome:
-    """Run a reindex with its progress and report in `message`; a failure is reported, not raised."""
+                      platform: str, visible: Callable[[], Awaitable[Visible]] | None = None) -> ReindexOutcome:
+    """Run a reindex with its progress and report in `message`; a failure is reported, not raised.
+    `visible` is asked after the reindex (so it judges by the new index) which files the report may name
+    where `message` is read; None: every file."""
     try:
         report = await reindexer.run(message.show, style, by=by, platform=platform)
-        outcome = ReindexOutcome(report_text(report, style), ok=True)
+        outcome = ReindexOutcome(report_text(report, style, visible=await _judge(visible)), ok=True)
     except ReindexBusy:
         return ReindexOutcome(BUSY, busy=True, told=False)
     except IndexBusyError as exc:  # another process (e.g. a replica) is reindexing: expected, no traceback

@@ -4,6 +4,7 @@ scope resolver (what each place and person may be answered from)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from bot.core.dedup import Dedup
 from bot.core.memory import ConversationMemory
 from bot.core.reindex import Reindexer
 from bot.core.scopes.config import ScopesFile
-from bot.core.scopes.documents import Documents, readable_manifest
+from bot.core.scopes.documents import Documents, readable_manifest, visible_files
 from bot.core.scopes.resolver import ScopeResolver
 from rag.feedback import FeedbackAdjuster, FeedbackStore
 
@@ -60,6 +61,10 @@ class CoreServices:
         """The live index's manifest listing only the documents `scope` may read (blocking; None: no index)."""
         manifest = self.index.manifest() if self.index is not None else None
         return None if manifest is None else readable_manifest(manifest, self.documents(), scope)
+
+    async def names_visible_to(self, scope: Scope) -> Callable[[str], bool]:
+        """Which file names may be shown to `scope`, as the live index says now (a reindex report)."""
+        return visible_files(await asyncio.to_thread(self.documents), scope)
 
     def shared(self) -> dict:
         """The fields, to build a surface's services around the same objects."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
@@ -65,6 +65,8 @@ class AdminHome:
     last: ReindexRun | None = None
     min_voters: int = 2
     notice: str | None = None
+    # How many of the review's answers, passages and documents were left out: outside the admin's scope.
+    hidden: dict[str, int] = field(default_factory=dict)
 
 
 def when(epoch: float) -> str:
@@ -122,13 +124,17 @@ def admin_home(data: AdminHome) -> dict:
     blocks += _index_status(data)
     blocks += [DividerBlock(), _header(f"Most down-voted answers · last {REVIEW_DAYS} days")]
     blocks += _answers(data.review.get("answers", []))
+    blocks += _outside(data.hidden.get("answers", 0), "down-voted answer", "down-voted answers")
     blocks += [DividerBlock(), _header(f"Flagged passages · last {REVIEW_DAYS} days")]
     blocks += _passages(data.review.get("passages", []))
+    blocks += _outside(data.hidden.get("passages", 0), "flagged passage", "flagged passages")
     documents = data.review.get("documents", [])
     if documents:
         listed = " · ".join(f"`{escape(d['file'])}` ({d['flags']})" for d in documents[:MAX_DOCUMENTS])
         if len(documents) > MAX_DOCUMENTS:
             listed += f" · and {len(documents) - MAX_DOCUMENTS} more"
+        if data.hidden.get("documents"):
+            listed += f" · and {data.hidden['documents']} more outside your scope"
         blocks.append(_section(f"*Documents with the most flags:* {listed}"))
     others = "another person agrees" if data.min_voters == 2 else f"{data.min_voters} people in all agree"
     blocks.append(_context(
@@ -136,6 +142,13 @@ def admin_home(data: AdminHome) -> dict:
         "(a “this source helped” counts against a flag), or at once when an admin flags it or confirms the "
         "demotion. *Undo* makes the votes so far stop counting. Votes fade over time."))
     return _home(blocks)
+
+
+def _outside(hidden: int, one: str, many: str) -> list:
+    if not hidden:
+        return []
+    return [_context(f":lock: {hidden} more {one if hidden == 1 else many} outside your scope (they concern "
+                     "documents you could not be answered from in your direct messages with the app).")]
 
 
 def _index_status(data: AdminHome) -> list:

@@ -169,8 +169,11 @@ class TeamsSurface:
             return
 
         async def reindex(turn: TurnContext) -> None:
+            async def visible():  # the report names only what may be read where it is posted
+                return await self.services.names_visible_to(await self._scope(turn.activity))
+
             outcome = await run_reindex(self.services.reindexer, commands.ProgressMessage(turn), commands.TEAMS_STYLE,
-                                        by=user, platform="teams")
+                                        by=user, platform="teams", visible=visible)
             if not outcome.told:  # another reindex won the race, or the progress message could not be updated
                 async with delivering():
                     await turn.send_activity(outcome.text)

@@ -20,7 +20,8 @@ SCOPE_COMMAND = "scope"
 # `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely
 # starts with the word ("scope of the travel policy?", "scope?") is answered as a question.
 SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)
-SCOPE_STYLE = ScopeStyle(command=SCOPE_COMMAND, bold="**", person=lambda user: f"`{user}`")
+# The reply is posted in the conversation: in a channel everyone there reads it.
+SCOPE_STYLE = ScopeStyle(command=SCOPE_COMMAND, bold="**", person=lambda user: f"`{user}`", private_reply=False)
 NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
              "date.")
 

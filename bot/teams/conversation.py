@@ -24,9 +24,12 @@ def question_text(activity: Activity) -> str:
 
 
 def kind(activity: Activity) -> str:
-    """personal, groupChat or channel (Teams leaves it out for personal chats now and then)."""
+    """personal, groupChat or channel. Teams leaves the type out now and then: then a `19:…` thread (a channel
+    or a group chat) counts as a group chat, anything else as a personal chat."""
     conversation = activity.conversation
-    return (conversation.conversation_type if conversation and conversation.conversation_type else PERSONAL)
+    if conversation and conversation.conversation_type:
+        return conversation.conversation_type
+    return PERSONAL if is_personal_chat(conversation.id if conversation else "") else GROUP_CHAT
 
 
 def addressed(activity: Activity) -> bool:
@@ -58,15 +61,26 @@ def user_ids(activity: Activity) -> tuple[str, ...]:
 def place_of(activity: Activity) -> str:
     """The conversation whose scope applies: in a channel the channel itself, not the reply chain
     (`19:…@thread.tacv2;messageid=…`) the conversation id names."""
-    return activity.conversation.id.split(";", 1)[0]
+    return place_in(activity.conversation.id)
+
+
+def place_in(conversation_id: str) -> str:
+    """The place a conversation id belongs to: a reply chain's channel, else the conversation itself."""
+    return conversation_id.split(";", 1)[0]
 
 
 def is_direct(activity: Activity) -> bool:
-    return kind(activity) == PERSONAL
+    """Whether only the sender reads the reply (a personal chat): access-listed documents may reach them."""
+    conversation = activity.conversation
+    return is_personal_chat(conversation.id if conversation else "",
+                            conversation.conversation_type if conversation else None)
 
 
-def is_personal_chat(conversation_id: str) -> bool:
-    """From the id alone (the command line's --channel): channels and group chats are `19:…` threads."""
+def is_personal_chat(conversation_id: str, conversation_type: str | None = None) -> bool:
+    """A personal chat: as the type says, when Teams sends it; without it (or from the command line's
+    --channel), any id but a `19:…` thread — channels and group chats, where everyone reads the reply."""
+    if conversation_type:
+        return conversation_type == PERSONAL
     return not conversation_id.startswith("19:")
 
 

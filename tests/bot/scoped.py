@@ -83,6 +83,27 @@ def scoped_index(shared_data_dir, tmp_path_factory):
     return shared_data_dir, index_dir, scopes
 
 
+@pytest.fixture
+def changing_index(shared_data_dir, tmp_path):
+    """(data dir, index dir, scopes file) of the corpus above built in this test's own folder, its documents
+    then changed so that a reindex adds, changes and removes files of several collections (see CHANGED)."""
+    docs = write_corpus(tmp_path / "docs")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index"), [docs])
+    (docs / "hr/bonus.md").write_text("# Bonus\n\nThe yearly bonus is paid in March.\n", encoding="utf-8")
+    (docs / "eng/oncall.md").write_text("# On call\n\nThe on-call engineer answers pages within 15 minutes.\n",
+                                        encoding="utf-8")
+    salaries = docs / "hr/salaries.md"
+    salaries.write_text(salaries.read_text(encoding="utf-8").replace("118,000", "119,000"), encoding="utf-8")
+    (docs / "eng/deploy.md").unlink()
+    scopes = tmp_path / "scopes.yaml"
+    scopes.write_text(SCOPES, encoding="utf-8")
+    return shared_data_dir, tmp_path / "index", scopes
+
+
+# What the reindex after `changing_index` finds.
+CHANGED = {"added": ["eng/oncall.md", "hr/bonus.md"], "changed": ["hr/salaries.md"], "removed": ["eng/deploy.md"]}
+
+
 def start_scoped_bot(scoped_index, tmp_path: Path, slack_url: str | None, **options) -> RunningBot:
     data_dir, index_dir, scopes = scoped_index
     chat = {"AIE_SCOPES_FILE": str(scopes), "AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3")}

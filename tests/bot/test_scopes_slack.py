@@ -5,6 +5,8 @@ viewer's scope."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.bot.harness import wait_for
@@ -20,6 +22,7 @@ from tests.bot.scoped import (
     PLAIN,
     SALARY,
     ask_in,
+    changing_index,  # noqa: F401 - a fresh index with changed documents
     scoped_index,  # noqa: F401 - the module's index
     shown,
     start_scoped_bot,
@@ -80,7 +83,8 @@ def scope_command(bot, slack, user: str, text: str, key: str, channel: str = HR)
     return wait_for(lambda: [c.args["text"] for c in slack.calls_to("response_url") if c.response_key == key])[0]
 
 
-def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bot, slack):
+def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bot, slack, caplog):
+    caplog.set_level(logging.INFO, logger="bot.core.scopes.command")
     overrides = bot.services.scopes.overrides
     refused = scope_command(bot, slack, PLAIN, "eng", "plain-set")
     assert refused.startswith("Sorry, only knowledge-base admins can change the scope.") and overrides.audit() == []
@@ -107,6 +111,12 @@ def test_scope_changes_the_next_answer_at_once_for_admins_only_and_is_audited(bo
     assert [(a.user, a.old, a.new) for a in audit] == [
         (ADMIN, None, {"eng", "public"}), (ADMIN, {"eng", "public"}, {"hr", "payroll"}), (ADMIN, {"hr", "payroll"}, None)]
     assert overrides.audit("slack", ENG) == [], "only the channel it was typed in"
+    logged = [r.getMessage() for r in caplog.records if r.name == "bot.core.scopes.command"]
+    assert logged == [
+        f"scope changed: platform=slack place={HR} user={ADMIN} 'hr,public' -> 'eng,public'",
+        f"scope changed: platform=slack place={HR} user={ADMIN} 'eng,public' -> 'hr,payroll'",
+        f"scope reset: platform=slack place={HR} user={ADMIN} 'hr,payroll' -> 'hr,public'"], "refusals: nothing"
+    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == "bot.core.scopes.command")
 
 
 def show_source(bot, slack, channel: str, user: str, value: str) -> dict:
@@ -156,3 +166,41 @@ def test_the_home_tab_and_the_assistant_pane_name_only_documents_the_viewer_may_
     prompts = wait_for(lambda: slack.calls_to("assistant.threads.setSuggestedPrompts"))[0].args["prompts"]
     asked = " ".join(p["message"] for p in prompts)
     assert "Leave policy" in asked and "Deployments" not in asked and "Salary bands" not in asked
+
+
+def test_a_reindex_report_names_only_the_files_its_readers_may_read(changing_index, slack, tmp_path):
+    bot = start_scoped_bot(changing_index, tmp_path, slack.base_url)
+    try:
+        assert bot.command("/reindex", ADMIN, channel=ENG).status_code == 200
+        report = wait_for(lambda: [c.args["text"] for c in slack.calls_to("chat.update")
+                                   if c.args.get("channel") == ENG and "Reindex finished" in c.args["text"]],
+                          timeout=300)[0]
+        assert "Added 2 · changed 1 · removed 1" in report, "the totals stay whole"
+        assert "*Added:* `eng/oncall.md` and 1 more outside this conversation's scope" in report
+        assert "*Changed:* 1 outside this conversation's scope" in report, "access-listed: never in a channel"
+        assert "*Removed:* `eng/deploy.md`" in report, "a removed file of the channel's collection"
+        assert "hr/" not in report
+        assert bot.services.reindexer.last.ok
+    finally:
+        bot.stop()
+
+
+def test_the_admins_review_keeps_to_the_admins_own_scope(bot, slack):
+    feedback = bot.services.feedback
+    asked = [(HR, PLAIN, LEAVE, "hr/leave.md"), (ENG, PLAIN, "When do production deployments leave?", "eng/deploy.md"),
+             ("D0BOSS01", BOSS, PAY, "hr/salaries.md")]
+    for channel, user, question, file in asked:
+        _, answer_id = ask_in(bot, slack, channel, user, question)
+        files = cited_files(bot, answer_id)
+        assert file in files, (question, files)
+        feedback.vote(answer_id, user, "answer", -1, channel)
+        feedback.vote(answer_id, user, f"citation:{files.index(file) + 1}", -1, channel)
+
+    open_home(bot, slack, ADMIN)  # dm: [hr, public], and the admin is not on the salaries' access list
+    admin = view_text(published(slack, ADMIN)).replace("&gt;", ">")
+    assert "“How many days of annual leave do I get?”" in admin and "`hr/leave.md`" in admin
+    assert "production deployments" not in admin and "eng/deploy.md" not in admin
+    assert "senior engineers" not in admin and "salaries" not in admin and SALARY not in admin
+    assert "2 more down-voted answers outside your scope" in admin
+    assert "2 more flagged passages outside your scope" in admin
+    assert "*Documents with the most flags:* `hr/leave.md` (1) · and 2 more outside your scope" in admin

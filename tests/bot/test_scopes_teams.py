@@ -10,7 +10,14 @@ import pytest
 
 from bot.teams.config import TeamsSettings
 from tests.bot.harness import wait_for
-from tests.bot.scoped import LEAVE_DAYS, SALARY, TEAMS_BOSS, scoped_index, start_scoped_bot  # noqa: F401
+from tests.bot.scoped import (  # noqa: F401 - the fixtures
+    LEAVE_DAYS,
+    SALARY,
+    TEAMS_BOSS,
+    changing_index,
+    scoped_index,
+    start_scoped_bot,
+)
 from tests.bot.teams_ui import ADMIN, MEMBER, activity, post
 
 ENG_CHANNEL, HR_CHANNEL = "19:eng@thread.tacv2", "19:hr@thread.tacv2"
@@ -58,6 +65,12 @@ def test_the_scope_command_is_for_admins_and_changes_the_next_answer(teams, conn
     assert refused.startswith("Sorry, only knowledge-base admins can change the scope. `scope` alone shows it.")
     assert command(teams, connector, chain, "scope", MEMBER).startswith(
         "**Scope of this channel:** hr, public (from the scopes file).")
+    listed = command(teams, connector, chain, "scope", ADMIN)  # posted in the channel: everyone reads it
+    assert "**This channel's collections in the index** (documents): hr (2), public (1)" in listed
+    assert "eng" not in listed and "Collections in the index" not in listed
+    post(teams, activity(connector, "scope", conversation="a:admin-chat", user=ADMIN))
+    alone = wait_for(lambda: connector.messages_in("a:admin-chat"))[0].text
+    assert "**Collections in the index** (documents): eng (1), hr (2), public (1)" in alone
     changed = command(teams, connector, chain, "scope eng, public", ADMIN)
     assert changed.startswith("Scope of this channel is now **eng, public** (it was hr, public).")
     assert LEAVE_DAYS not in ask(teams, connector, f"{HR_CHANNEL};messageid=5", LEAVE), "the whole channel"
@@ -72,3 +85,31 @@ def test_a_question_that_starts_with_scope_is_answered_not_taken_as_the_command(
     assert "Scope of this" not in answer and LEAVE_DAYS in answer
     time.sleep(0.5)
     assert teams.services.scopes.overrides.audit() == []
+
+
+def test_a_reindex_report_in_a_channel_names_only_the_files_the_channel_may_read(changing_index, connector, tmp_path):
+    settings = TeamsSettings(_env_file=None, anonymous_allowed=True, admin_ids=ADMIN)
+    teams = start_scoped_bot(changing_index, tmp_path, None, teams=settings)
+    try:
+        chain = f"{HR_CHANNEL};messageid=7"
+        post(teams, activity(connector, "reindex", conversation=chain, kind="channel", user=ADMIN, mention=True))
+        report = wait_for(lambda: [c.text for c in connector.calls_to(chain) if "Reindex finished" in (c.text or "")],
+                          timeout=300)[0]
+        assert "Added 2 · changed 1 · removed 1" in report
+        assert "**Added:** `hr/bonus.md` and 1 more outside this conversation's scope" in report
+        assert "**Changed:** 1 outside" in report and "**Removed:** 1 outside" in report
+        assert "eng/" not in report and "salaries" not in report
+    finally:
+        teams.stop()
+
+
+def test_a_group_chat_without_its_conversation_type_is_not_taken_for_a_personal_chat(teams, connector):
+    """Teams leaves `conversationType` out now and then: a `19:…` thread is still read by everyone in it."""
+    for conversation, mention in (("19:group-chat@thread.v2", True), ("a:boss-chat-untyped", False)):
+        body = activity(connector, PAY, conversation=conversation, user=TEAMS_BOSS, mention=mention)
+        body["conversation"].pop("conversationType")
+        post(teams, body)
+    in_group = wait_for(lambda: connector.final_messages("19:group-chat@thread.v2"))[-1]
+    assert SALARY not in in_group.text and "Salary bands" not in str(in_group.citations)
+    alone = wait_for(lambda: connector.final_messages("a:boss-chat-untyped"))[-1]
+    assert SALARY in alone.text, "a personal chat (not a 19: thread) still counts as one"

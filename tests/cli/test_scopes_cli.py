@@ -57,6 +57,13 @@ def test_ask_in_a_channel_answers_from_its_collections_as_the_bot_does(place):
     assert LEAVE_DAYS not in moved["text"] and moved["scope"]["collections"] == ["eng"]
 
 
+def test_ask_in_a_teams_reply_chain_answers_with_its_channels_scope(place):
+    _, env = place
+    chain = ask(env, LEAVE, "--channel", "19:hr@thread.tacv2;messageid=1700000000000", "--platform", "teams")
+    assert chain["scope"] == {"collections": ["hr", "public"], "readers": []}
+    assert LEAVE_DAYS in chain["text"] and "hr/leave.md" in cited(chain)
+
+
 def test_ask_in_a_direct_message_quotes_access_listed_documents_to_their_readers(place):
     _, env = place
     assert SALARY in ask(env, PAY, "--channel", "D0BOSS01", "--user", BOSS)["text"]

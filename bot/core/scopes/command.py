@@ -4,6 +4,7 @@ scopes file (`reset`). A change is stored and audited, and counts from the next 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from bot.core.scopes.config import Collections
 from bot.core.scopes.documents import Documents, collection_sizes
 from bot.core.scopes.resolver import DEFAULT, DM, EVERYTHING, FILE, Placement, ScopeResolver
 
+_log = logging.getLogger(__name__)
 RESET = "reset"
 _FROM = {FILE: "from the scopes file", DM: "the scopes file's entry for direct messages",
          DEFAULT: "the scopes file's default for places it does not name",
@@ -24,6 +26,9 @@ class ScopeStyle:
     bold: str  # wraps bold text
     person: Callable[[str], str]  # a user id as the platform shows a person
     escape: Callable[[str], str] = str  # user-typed text made safe for the platform
+    # Whether the reply reaches only the person who typed the command (Slack's response URL); else it is
+    # posted where everyone there reads it (Teams), and the index-wide list is kept to personal chats.
+    private_reply: bool = True
 
 
 @dataclass(frozen=True)
@@ -88,22 +93,30 @@ class ScopeCommand:
             lines.append("Documents with an access list are never quoted here: everyone in a channel reads "
                          "the answers.")
         if admin:
-            lines.append(self._index_collections())
+            everyone = not request.is_direct and not self.style.private_reply
+            lines.append(self._index_collections(placement.collections if everyone else None))
             lines.append(f"Change it with `{self.style.command} hr,public`; `{self.style.command} {RESET}` "
                          "goes back to the scopes file.")
         return "\n".join(lines)
 
-    def _index_collections(self) -> str:
+    def _index_collections(self, only: Collections = None) -> str:
+        """The index's collections and their sizes; `only`: just these (the place's own, for a reply
+        everyone in a channel reads)."""
         documents = self.documents()
         if not documents:
             return "There is no index yet, so no collections."
         sizes = collection_sizes(documents)
-        listed = ", ".join(f"{self.style.escape(name)} ({count})" for name, count in sizes.items())
-        return f"{self.style.bold}Collections in the index{self.style.bold} (documents): {listed}"
+        title = "Collections in the index"
+        if only is not None:
+            sizes = {name: count for name, count in sizes.items() if name in only}
+            title = "This channel's collections in the index"
+        listed = ", ".join(f"{self.style.escape(name)} ({count})" for name, count in sizes.items()) or "none yet"
+        return f"{self.style.bold}{title}{self.style.bold} (documents): {listed}"
 
     def _set(self, request: ScopeRequest, names: frozenset[str]) -> str:
         before = self._placement(request)
         self.resolver.overrides.set(request.platform, request.place, names, request.user)
+        _logged(request, "changed", before.collections, names)
         b = self.style.bold
         lines = [f"Scope of {self._where(request)} is now {b}{self._names(names)}{b} (it was "
                  f"{self._names(before.collections)}). It counts from the next question."]
@@ -117,8 +130,19 @@ class ScopeCommand:
     def _reset(self, request: ScopeRequest) -> str:
         dropped = self.resolver.overrides.reset(request.platform, request.place, request.user)
         after = self._placement(request)
+        _logged(request, "reset" if dropped is not None else "reset (no override)",
+                dropped.collections if dropped is not None else after.collections, after.collections)
         names = f"{self.style.bold}{self._names(after.collections)}{self.style.bold}"
         if dropped is None:
             return f"{self._where(request).capitalize()} has no override; its scope is {names} ({self._origin(after)})."
         return (f"Override dropped: the scope of {self._where(request)} is {names} again "
                 f"({self._origin(after)}). It counts from the next question.")
+
+
+def _logged(request: ScopeRequest, what: str, old: Collections, new: Collections) -> None:
+    """One line per change from chat: who changed which place's scope from what to what (ids and names only)."""
+    def names(collections: Collections) -> str:
+        return "every collection" if collections is None else ",".join(sorted(collections)) or "no collection"
+
+    _log.info("scope %s: platform=%s place=%s user=%s %r -> %r", what, request.platform, request.place,
+              request.user, names(old), names(new))

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from rag.access import collection_of
 from rag.index.snapshot import Manifest
 from rag.types import Chunk, Scope
 
@@ -62,3 +63,19 @@ def may_show(documents: Documents | None, scope: Scope, file: str, where_answere
     if chunk is None:
         return where_answered
     return scope.allows(chunk)
+
+
+def visible_files(documents: Documents | None, scope: Scope) -> Callable[[str], bool]:
+    """Whether a file's name may be shown to `scope` (a reindex report): a document of the live index when
+    `scope` may read it; a file the index does not hold (removed, skipped) when its collection is one of the
+    scope's. Such a file's access list is no longer known, so a removed access-listed document's name may
+    still show in a channel of its collection: a name only, never its text."""
+    known = documents or {}
+
+    def visible(file: str) -> bool:
+        chunk = known.get(file)
+        if chunk is not None:
+            return scope.allows(chunk)
+        return scope.collections is None or collection_of(file) in scope.collections
+
+    return visible

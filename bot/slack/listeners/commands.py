@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.reindex import BUSY, ReindexOutcome, run_reindex
 from bot.slack.blocks import SLACK_STYLE
+from bot.slack.places import private_scope, scope_in
 from bot.slack.services import SlackServices
 from bot.slack.streaming import delivering
 
@@ -69,9 +70,15 @@ class _ChannelMessage:
 async def reindex_into(services: SlackServices, client: AsyncWebClient, channel: str, *, by: str,
                        privately: Callable[[str], Awaitable[None]] | None = None) -> ReindexOutcome:
     """Run a reindex with its progress message and report in `channel` (a user id: the admin's DM with the
-    app); `privately` reaches the admin when the channel cannot."""
+    app); `privately` reaches the admin when the channel cannot. The report names only the files whoever
+    reads it there may read (everyone in a channel; the admin in their DM)."""
+
+    async def visible():
+        scope = await (private_scope(services, by) if channel == by else scope_in(services, channel, by))
+        return await services.names_visible_to(scope)
+
     outcome = await run_reindex(services.reindexer, _ChannelMessage(client, channel), SLACK_STYLE, by=by,
-                                platform="slack")
+                                platform="slack", visible=visible)
     if not outcome.told and privately is not None:  # busy, or e.g. the bot is not in that channel
         await privately(outcome.text)
     return outcome

@@ -1,9 +1,9 @@
 """The App Home tab: published when someone opens it, and again after an admin acts on it.
 
-Admins see the index and the feedback to review, with "Confirm demotion" / "Undo" / "Show passage" per
-flagged passage and "Reindex now" (progress and report go to the admin's DM with the app, and the report
-then shows in the Home tab). Everyone else sees what the assistant knows and how to ask it. Every admin
-action checks again that the person is an admin.
+Admins see the index and the feedback to review — of the documents their own scope may read, the rest
+counted — with "Confirm demotion" / "Undo" / "Show passage" per flagged passage and "Reindex now" (progress
+and report go to the admin's DM with the app, and the report then shows in the Home tab). Everyone else sees
+what the assistant knows and how to ask it. Every admin action checks again that the person is an admin.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ from bot.slack.home import (
 )
 from bot.slack.listeners.actions import cited_chunk
 from bot.slack.listeners.commands import reindex_into
+from bot.core.scopes.documents import may_show
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
 from rag.feedback import CitedChunk, summary
+from rag.types import Scope
 
 _log = logging.getLogger(__name__)
 DAY = 86400.0
@@ -42,14 +44,16 @@ REINDEX_STARTED = ":hourglass_flowing_sand: Reindex started — progress and the
 async def publish_home(services: SlackServices, client: AsyncWebClient, user: str, bot_user: str | None = None,
                        notice: str | None = None, channel: str = "") -> None:
     """Publish the Home tab `user` should see (admin or not); `channel`: their direct message with the app."""
+    # Only what the viewer could be answered from in their direct message with the app.
+    scope = await private_scope(services, user, channel)
     if await services.admins.is_admin(client, user):
-        # The admins' review shows every index file and flagged passage, whatever their scope: it is how
-        # admins look after the whole knowledge base, and the Home tab is private to its viewer.
-        data = await asyncio.to_thread(_admin_data, services)
+        # The admins' review keeps to the admin's own scope too (Slack's workspace admins and owners count as
+        # admins): the flagged passages and down-voted answers of documents they may not read are only
+        # counted. The index status and the last reindex's report stay whole: counts and file names.
+        data = await asyncio.to_thread(_admin_data, services, scope)
         data.notice = notice
         view = admin_home(data)
-    else:  # only what the viewer could be answered from in their direct message with the app
-        scope = await private_scope(services, user, channel)
+    else:
         manifest = await asyncio.to_thread(services.manifest_for, scope)
         view = user_home(manifest, bot_user, notice)
     try:
@@ -62,13 +66,32 @@ def _manifest(services: SlackServices):
     return services.index.manifest() if services.index is not None else None
 
 
-def _admin_data(services: SlackServices) -> AdminHome:
+def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
     manifest = _manifest(services)
     live = services.index.live() if services.index is not None and manifest is not None else None
     since = services.feedback.now() - REVIEW_DAYS * DAY
     review = summary(services.feedback, services.adjuster, limit=REVIEW_SCAN, since=since, live=live)
-    return AdminHome(manifest, review, running=services.reindexer.current, last=services.reindexer.last,
-                     min_voters=services.adjuster.rules.min_voters)
+    mine, hidden = _within(services, scope, review)
+    return AdminHome(manifest, mine, running=services.reindexer.current, last=services.reindexer.last,
+                     min_voters=services.adjuster.rules.min_voters, hidden=hidden)
+
+
+def _within(services: SlackServices, scope: Scope, review: dict) -> tuple[dict, dict[str, int]]:
+    """The review's entries `scope` may read — passages and documents of files it may read, answers all of
+    whose citations it may read (a document no longer indexed: none) — and how many others there were."""
+    documents = services.documents()
+
+    def readable(file: str) -> bool:
+        return may_show(documents, scope, file, where_answered=False)
+
+    def answer_readable(entry: dict) -> bool:
+        recorded = services.feedback.answer(entry["answer_id"])
+        return recorded is not None and all(readable(c.file) for c in recorded.citations)
+
+    tests = {"answers": answer_readable, "passages": lambda e: readable(e["file"]),
+             "documents": lambda e: readable(e["file"])}
+    mine = {key: [e for e in review.get(key, []) if test(e)] for key, test in tests.items()}
+    return mine, {key: len(review.get(key, [])) - len(mine[key]) for key in tests}
 
 
 def _cited(services: SlackServices, chunk_id: str) -> tuple[CitedChunk | None, list[str]]:
@@ -121,11 +144,15 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     @app.action(SHOW_PASSAGE)
     async def on_show_passage(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
-        if not await services.admins.is_admin(client, body["user"]["id"]):
+        user = body["user"]["id"]
+        if not await services.admins.is_admin(client, user):
             return
         cited, questions = await asyncio.to_thread(_cited, services, action["value"])
         if cited is None:
             return
+        scope = await private_scope(services, user)
+        if not may_show(await asyncio.to_thread(services.documents), scope, cited.file, where_answered=False):
+            return  # not listed for this admin; a hand-made button value gets nothing
         await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
             cited_chunk(cited), cited.location, title="Flagged passage", note=_questions_note(questions)))
 
