@@ -9,9 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
-from rag.access import collection_of
 from rag.index.snapshot import Manifest
-from rag.types import Chunk, Scope
+from rag.types import Chunk, Scope, collection_of
 
 Documents = Mapping[str, Chunk]  # file -> one of its passages
 
