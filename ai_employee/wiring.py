@@ -300,9 +300,10 @@ class Bot:
 
 
 def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,
-             chat: ChatSettings | None = None, teams_connections=None) -> Bot:
+             chat: ChatSettings | None = None, teams_connections=None, graph_token=None) -> Bot:
     """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
-    SDK's MSAL token providers (for tests: Entra cannot be reached from them)."""
+    SDK's MSAL token providers and `graph_token` the Microsoft Graph tokens they would issue (for tests:
+    Entra cannot be reached from them)."""
     from ai_employee.operations import make_operations
     from bot.core.config import ChatSettings
 
@@ -320,6 +321,8 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
         from bot.teams.app import TeamsSurface
 
         bot.teams = TeamsSurface(services, teams, teams_connections)
+        if teams.groups:
+            services.scopes.use_groups("teams", teams_groups(bot.teams.connections, teams, chat, graph_token))
     return bot
 
 
@@ -338,6 +341,14 @@ def slack_groups(client, chat: ChatSettings) -> GroupDirectory:
     from bot.slack.groups import user_groups
 
     return GroupDirectory(lambda: user_groups(client), ttl=chat.groups_ttl, name="Slack user groups")
+
+
+def teams_groups(connections, teams: TeamsSettings, chat: ChatSettings, token=None) -> GroupDirectory:
+    """Entra groups from Microsoft Graph (AIE_TEAMS_GRAPH_URL), with tokens of the bot's own app from the SDK's
+    MSAL `connections` unless `token` gives them; kept for AIE_GROUPS_TTL."""
+    from bot.teams.groups import GraphGroupDirectory, msal_token
+
+    return GraphGroupDirectory(token or msal_token(connections), graph_url=teams.graph_url, ttl=chat.groups_ttl)
 
 
 async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str,

@@ -2,7 +2,8 @@
 
 The bot's Azure registration is read from `CONNECTIONS__SERVICE_CONNECTION__SETTINGS__*` (the SDK's names:
 CLIENTID, CLIENTSECRET, TENANTID, and any other setting the SDK knows, such as AUTHTYPE). Setting
-`…__ANONYMOUS_ALLOWED=true` accepts requests without a token — for local testing only."""
+`…__ANONYMOUS_ALLOWED=true` accepts requests without a token — for local testing only. `AIE_TEAMS_GROUPS=true`
+looks up the Entra groups of people asking in a personal chat (Microsoft Graph at `AIE_TEAMS_GRAPH_URL`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ class TeamsSettings(BaseSettings):
     auth_type: str | None = Field(None, validation_alias=PREFIX + "AUTHTYPE")
     anonymous_allowed: bool = Field(False, validation_alias=PREFIX + "ANONYMOUS_ALLOWED")
     admin_ids: str = Field("", validation_alias="AIE_TEAMS_ADMIN_IDS")  # comma-separated Entra object ids
+    # Resolve Entra groups named on access lists through Microsoft Graph (needs GroupMember.Read.All).
+    groups: bool = Field(False, validation_alias="AIE_TEAMS_GROUPS")
+    graph_url: str = Field("https://graph.microsoft.com", validation_alias="AIE_TEAMS_GRAPH_URL")
 
     @property
     def configured(self) -> bool:

@@ -51,7 +51,7 @@ def user_of(activity: Activity) -> str:
 
 def user_ids(activity: Activity) -> tuple[str, ...]:
     """Every id an access list may name the asker by: the Entra object id (as sent and in lower case) and the
-    Teams user id (29:…). Teams groups are not resolved: that needs Microsoft Graph."""
+    Teams user id (29:…). Their Entra groups come from Microsoft Graph (bot/teams/groups.py) when it is on."""
     sender = activity.from_property
     if sender is None:
         return ()

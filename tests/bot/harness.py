@@ -91,14 +91,15 @@ class RunningBot(SlackSender):
 
 def start_bot(data_dir: Path, index_dir: Path, slack_url: str | None, slack_settings: dict[str, Any] | None = None,
               chat_settings: dict[str, Any] | None = None, teams=None, teams_connections=None,
-              **settings: Any) -> RunningBot:
+              graph_token=None, **settings: Any) -> RunningBot:
     """The bot with Slack (pointed at `slack_url`) and/or Teams (`teams`: TeamsSettings) over real HTTP."""
     kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, **settings), index_dir)
     slack = None
     if slack_url is not None:
         slack = SlackSettings(_env_file=None, slack_bot_token="xoxb-test-token", slack_signing_secret=SIGNING_SECRET,
                               slack_api_url=slack_url, AIE_ADMIN_USER_IDS="U0ADMIN01", **(slack_settings or {}))
-    bot = make_bot(kb, slack, teams, ChatSettings(_env_file=None, **(chat_settings or {})), teams_connections)
+    bot = make_bot(kb, slack, teams, ChatSettings(_env_file=None, **(chat_settings or {})), teams_connections,
+                   graph_token)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     box: dict[str, Any] = {}

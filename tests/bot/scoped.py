@@ -16,6 +16,7 @@ from tests.fakes.slack_api import SlackApiServer
 BOSS, LEAD, PLAIN, ADMIN = "U0BOSS01", "U0LEAD01", "U0PLAIN01", "U0ADMIN01"
 LEADS = "S0HRLEADS"
 TEAMS_BOSS = "aad0000c-0000-4000-8000-00000000b055"
+TEAMS_LEADS = "6b0e3c1a-0000-4000-8000-000000001ead"  # an Entra group (resolved through Microsoft Graph)
 HR, ENG, GENERAL = "C0HR", "C0ENG", "C0GENERAL"
 SALARY = "92,000"
 LEAVE_DAYS = "26 working days"
@@ -33,7 +34,7 @@ Sick leave needs a doctor's note from the third day of absence on.
 """,
     "hr/salaries.md": f"""---
 title: Salary bands
-access: [{BOSS}, {LEADS}, {TEAMS_BOSS}]
+access: [{BOSS}, {LEADS}, {TEAMS_BOSS}, {TEAMS_LEADS}]
 ---
 # Salary bands
 

@@ -1,6 +1,8 @@
-"""Who belongs to which group (Slack user groups), for documents whose access list names a group.
+"""Who belongs to which group (Slack user groups, Teams' Entra groups), for documents whose access list names
+a group.
 
-Memberships are fetched for the whole workspace at once and kept for a while (`AIE_GROUPS_TTL`). A lookup
+Memberships are fetched for the whole workspace at once (or, for Teams, user by user) and kept for a while
+(`AIE_GROUPS_TTL`). A lookup
 that fails counts as no membership at all — an access-listed document then reaches only the people named
 on it — and is logged once until lookups work again, with the platform's error code and nothing else."""
 
@@ -10,11 +12,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
 
 _log = logging.getLogger(__name__)
 
 Memberships = Mapping[str, frozenset[str]]  # user id -> the ids of their groups
 RETRY_AFTER = 30.0  # after a failure, seconds before asking again (until then: no memberships)
+T = TypeVar("T")
 
 
 class GroupLookupFailed(Exception):
@@ -43,20 +47,25 @@ class GroupDirectory:
 
     async def _memberships(self) -> Memberships | None:
         async with self._lock:  # concurrent questions share one lookup
-            now = self._clock()
-            if self._known is not None and now - self._fetched < self.ttl:
+            if self._known is not None and self._clock() - self._fetched < self.ttl:
                 return self._known
-            if self._failed is not None and now - self._failed < RETRY_AFTER:
-                return None
-            try:
-                self._known = await self._fetch()
-            except Exception as exc:  # noqa: BLE001 - fail closed, whatever went wrong
-                self._fail(exc.reason if isinstance(exc, GroupLookupFailed) else type(exc).__name__)
-                return None
-            if self._failed is not None:
-                _log.info("looking up %s works again", self.name)
-            self._fetched, self._failed = self._clock(), None
+            self._known = await self._attempt(self._fetch)
+            self._fetched = self._clock()
             return self._known
+
+    async def _attempt(self, fetch: Callable[[], Awaitable[T]]) -> T | None:
+        """`fetch()`, or None when it fails or failed less than RETRY_AFTER ago (logged once until it works)."""
+        if self._failed is not None and self._clock() - self._failed < RETRY_AFTER:
+            return None
+        try:
+            result = await fetch()
+        except Exception as exc:  # noqa: BLE001 - fail closed, whatever went wrong
+            self._fail(exc.reason if isinstance(exc, GroupLookupFailed) else type(exc).__name__)
+            return None
+        if self._failed is not None:
+            _log.info("looking up %s works again", self.name)
+        self._failed = None
+        return result
 
     def _fail(self, reason: str) -> None:
         if self._failed is None:
