@@ -18,7 +18,6 @@ errors (429 with Retry-After, 5xx) that are not.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import re
@@ -30,6 +29,8 @@ from typing import Any
 from aiohttp import web
 from microsoft_agents.activity import Activity
 from pydantic import ValidationError
+
+from tests.fakes.local_server import LocalServer
 
 MESSAGE_BYTES = 40 * 1024
 
@@ -77,8 +78,11 @@ class _Stream:
     sequence: int = 0
 
 
-class BotConnector:
+class BotConnector(LocalServer):
+    name = "fake Bot Connector"
+
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[ConnectorCall] = []
         self.rejections: list[ConnectorCall] = []
         self.messages: dict[str, dict[str, Any]] = {}  # activity id -> the activity as it now is
@@ -86,51 +90,14 @@ class BotConnector:
         self._failures: list[tuple[str, int, float | None, str | None]] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self.port: int | None = None
-
-    # ---- lifecycle
-
-    def __enter__(self) -> BotConnector:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="fake-bot-connector", daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        if self.port is None:
-            raise RuntimeError("the fake Bot Connector did not start")
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
 
     @property
     def service_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def _serve(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start() -> None:
-            app = web.Application()
-            app.router.add_route("*", "/v3/conversations/{conversation}/activities", self._handle)
-            app.router.add_route("*", "/v3/conversations/{conversation}/activities/{activity_id}", self._handle)
-            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            self.port = self._runner.addresses[0][1]
-
-        self._loop.run_until_complete(start())
-        ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.run_until_complete(self._runner.cleanup())
-            self._loop.close()
+    def routes(self, app: web.Application) -> None:
+        app.router.add_route("*", "/v3/conversations/{conversation}/activities", self._handle)
+        app.router.add_route("*", "/v3/conversations/{conversation}/activities/{activity_id}", self._handle)
 
     # ---- test-side helpers
 

@@ -6,11 +6,12 @@ recorded with its Authorization header and the status it got."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from dataclasses import dataclass
 
 from aiohttp import web
+
+from tests.fakes.local_server import LocalServer
 
 TOKEN = "graph-token-for-the-tests"
 
@@ -23,56 +24,24 @@ class GraphCall:
     status: int
 
 
-class FakeGraph:
+class FakeGraph(LocalServer):
+    name = "fake Graph"
+
     def __init__(self, members: dict[str, list[str]] | None = None, *, page_size: int = 2, token: str = TOKEN) -> None:
+        super().__init__()
         self.members = dict(members or {})  # Entra object id -> the ids of the groups they are in
         self.page_size = page_size
         self.token = token
         self.calls: list[GraphCall] = []
         self._failures: list[int] = []
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self.port: int | None = None
-
-    def __enter__(self) -> FakeGraph:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="fake-graph", daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        if self.port is None:
-            raise RuntimeError("the fake Graph did not start")
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def _serve(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start() -> None:
-            app = web.Application()
-            app.router.add_get("/v1.0/users/{user}/transitiveMemberOf/microsoft.graph.group", self._member_of)
-            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            self.port = self._runner.addresses[0][1]
-
-        self._loop.run_until_complete(start())
-        ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.run_until_complete(self._runner.cleanup())
-            self._loop.close()
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/v1.0/users/{user}/transitiveMemberOf/microsoft.graph.group", self._member_of)
 
     def fail_next(self, status: int, *, times: int = 1) -> None:
         with self._lock:
