@@ -59,8 +59,8 @@ def test_a_direct_message_reads_with_the_askers_groups(tmp_path):
         return {"U1": frozenset({"S0LEADS"})}
 
     resolver = ScopeResolver(ScopesFile(), None, {"slack": GroupDirectory(memberships)})
-    assert resolve(resolver, "D0U1", "U1", True).readers == {"U1", "S0LEADS"}
+    assert resolve(resolver, "D0U1", "U1", True).readers == {"u1", "s0leads"}, "ids compare lower-cased"
     assert resolve(resolver, "C0HR", "U1", False).readers == frozenset(), "no lookup matters in a channel"
-    assert resolve(resolver, "a:chat", "U1", True, platform="teams").readers == {"U1"}, "no Teams groups"
+    assert resolve(resolver, "a:chat", "U1", True, platform="teams").readers == {"u1"}, "no Teams groups"
     teams = asyncio.run(resolver.resolve("teams", "a:chat", "aad-1", True, also=("AAD-1", "29:x", "")))
-    assert teams.readers == {"aad-1", "AAD-1", "29:x"}
+    assert teams.readers == {"aad-1", "29:x"}
