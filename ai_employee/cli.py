@@ -322,9 +322,11 @@ def ask(
 def _place_scope(kb: KnowledgeBase, platform: str, channel: str, user: str) -> Scope:
     from ai_employee.wiring import place_scope
     from bot.slack.config import SlackSettings
+    from bot.teams.config import TeamsSettings
 
     slack = SlackSettings() if platform == "slack" else None
-    scope = asyncio.run(place_scope(kb, platform, channel, user, slack=slack))
+    teams = TeamsSettings() if platform == "teams" else None
+    scope = asyncio.run(place_scope(kb, platform, channel, user, slack=slack, teams=teams))
     where = ", ".join(sorted(scope.collections)) if scope.collections is not None else "every collection"
     stderr.print(f"as the bot answers in {channel}{f' to {user}' if user else ''}: {where}", style="dim",
                  markup=False, highlight=False)

@@ -351,10 +351,11 @@ def teams_groups(connections, teams: TeamsSettings, chat: ChatSettings, token=No
     return GraphGroupDirectory(token or msal_token(connections), graph_url=teams.graph_url, ttl=chat.groups_ttl)
 
 
-async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str,
-                      chat: ChatSettings | None = None, slack: SlackSettings | None = None) -> Scope:
-    """What the bot would answer `user` from in `place`: the same resolver, and Slack's user groups when
-    Slack credentials are set (else the user's own id alone)."""
+async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str, chat: ChatSettings | None = None,
+                      slack: SlackSettings | None = None, teams: TeamsSettings | None = None) -> Scope:
+    """What the bot would answer `user` from in `place`: the same resolver, and the user's groups as the bot
+    looks them up — Slack's when Slack credentials are set, Entra's when AIE_TEAMS_GROUPS is on (else the
+    user's own id alone)."""
     from bot.core.config import ChatSettings
 
     chat = chat or ChatSettings()
@@ -362,6 +363,10 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str,
     if platform == "teams":
         from bot.teams.conversation import is_personal_chat, place_in
 
+        if teams is not None and teams.groups:
+            from bot.teams.app import msal_connections
+
+            scopes.use_groups("teams", teams_groups(msal_connections(teams), teams, chat))
         place = place_in(place)  # a reply chain (19:…;messageid=…) answers with its channel's scope
         return await scopes.resolve(platform, place, user.lower(), is_personal_chat(place), also=(user,))
     from bot.slack.places import is_direct

@@ -55,6 +55,11 @@ REINDEX_STARTED = "Reindexing the knowledge base… I'll keep this conversation 
 Turn = Callable[[TurnContext], Awaitable[None]]
 
 
+def msal_connections(settings: TeamsSettings) -> MsalConnectionManager:
+    """The SDK's token providers for the bot's own Entra app registration."""
+    return MsalConnectionManager(CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings.connection()}})
+
+
 class TeamsSurface:
     def __init__(self, services: CoreServices, settings: TeamsSettings, connections: Connections | None = None) -> None:
         """`connections` (the SDK's token providers) default to MSAL with the settings' registration."""
@@ -62,8 +67,7 @@ class TeamsSurface:
         self.settings = settings
         self.admins = AdminCheck(settings.admins)
         self.scoping = ScopeCommand(services.scopes, services.documents, commands.SCOPE_STYLE)
-        self.connections = connections or MsalConnectionManager(
-            CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings.connection()}})
+        self.connections = connections or msal_connections(settings)
         self.adapter = CloudAdapter(connection_manager=self.connections)
         self.adapter.on_turn_error = self._turn_failed  # the SDK's default would show the user the exception
         self.agent = AgentApplication[TurnState](ApplicationOptions(storage=MemoryStorage(), start_typing_timer=False),

@@ -113,3 +113,19 @@ def test_a_wrong_scopes_file_is_one_clear_line(place, tmp_path):
 def _no_slack_credentials(monkeypatch):
     for name in [n for n in os.environ if n.startswith("SLACK_")]:
         monkeypatch.delenv(name)
+
+
+def test_ask_looks_up_entra_groups_as_the_bot_does_and_fails_closed_when_it_cannot(place):
+    """With AIE_TEAMS_GROUPS on, `ask` asks Microsoft Graph with the bot's own app as the bot would; here Entra
+    cannot be reached, so the member of the listed group is refused the document — in one log line, no trace."""
+    _, env = place
+    secret = "s3cret-client-value"
+    connection = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+    teams = {"AIE_TEAMS_GROUPS": "true", f"{connection}CLIENTID": "00000000-0000-4000-8000-00000000c1d0",
+             f"{connection}CLIENTSECRET": secret, f"{connection}TENANTID": "tenant-unreachable"}
+    done = run({**env, **teams}, "ask", PAY, "--json", "--channel", "a:lead-chat", "--user",
+               "aad0000e-0000-4000-8000-00000000ead1", "--platform", "teams")
+    answer = json.loads(done.stdout)
+    assert SALARY not in answer["text"] and answer["scope"]["readers"] == ["aad0000e-0000-4000-8000-00000000ead1"]
+    assert "could not look up Teams groups (Microsoft Graph)" in done.stderr
+    assert "Traceback" not in done.stderr and secret not in done.stderr
