@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -62,12 +62,13 @@ class Adjustment:
     last_vote: float = 0.0
     questions: list[str] = field(default_factory=list)
     status: str = "pending"  # "demoted", "pending" (not enough people yet), "faded", "passage changed"
+    scope: str = ""  # the collections the votes were given in (Scope.collections_key; "" = every collection)
 
     def to_dict(self) -> dict:
         return {"chunk_id": self.chunk_id, "file": self.cited.file, "location": self.cited.location,
                 "text": self.cited.text, "flaggers": self.flaggers, "helpers": self.helpers, "admin": self.admin,
                 "strength": round(self.strength, 4), "last_vote": self.last_vote, "questions": self.questions,
-                "status": self.status}
+                "status": self.status, "scope": self.scope}
 
 
 class FeedbackAdjuster:
@@ -116,10 +117,15 @@ class FeedbackAdjuster:
         return factors
 
     def adjustments(self, live: Callable[[str], bool] | None = None, since: float | None = None) -> list[Adjustment]:
-        """Every passage with votes (on any question), most flagged first; `live` tells whether a chunk id
-        is still in the index (a passage whose text changed is reported as such)."""
+        """Every passage with votes (on any question), one entry per scope it was voted in — votes count only
+        where they were given — most flagged first; `live` tells whether a chunk id is still in the index (a
+        passage whose text changed is reported as such)."""
         self._refresh()
-        found = self._judge([v for v in self._votes if since is None or v.updated >= since])
+        by_scope: dict[str, list[CitationVote]] = {}
+        for vote in self._votes:
+            if since is None or vote.updated >= since:
+                by_scope.setdefault(vote.scope, []).append(vote)
+        found = [replace(a, scope=scope) for scope, votes in by_scope.items() for a in self._judge(votes)]
         for adjustment in found:
             if live is not None and not live(adjustment.chunk_id):
                 adjustment.status = "passage changed"

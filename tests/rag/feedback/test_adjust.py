@@ -102,6 +102,16 @@ def test_flags_in_one_scope_do_not_move_rankings_in_another(store):
     assert store.answer(answer).scope == "hr,public"
 
 
+def test_the_admins_list_judges_each_scope_on_its_own_votes(store):
+    rules = adjuster(store)
+    for user, scope in (("U1", Scope(frozenset({"hr"}), frozenset())), ("U2", Scope(frozenset({"eng"}), frozenset()))):
+        answer = store.record_answer("meal allowance?", "45 EUR [1].", CITED, "v1", "C1", "U0", unit(1, 0, 0),
+                                     scope=scope)
+        store.vote(answer, user, citation_target(1), -1, "C1")
+    listed = sorted((a.scope, a.status, a.flaggers) for a in rules.adjustments())
+    assert listed == [("eng", "pending", ["U2"]), ("hr", "pending", ["U1"])], "one flag in each: demoted nowhere"
+
+
 def test_demotions_fade_with_the_half_life(store, clock):
     rules = adjuster(store, half_life_days=90)
     answer = answered(store)
