@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from rag.index.milvus_schema import (
-    CHUNK_FIELDS,
     MilvusConfig,
     call,
     connect,
@@ -132,7 +131,7 @@ class MilvusStore:
     def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
         began = time.perf_counter()
         previous = build.previous if isinstance(build.previous, MilvusSnapshot) else None
-        if previous is not None and not self._has_fields(previous.collection, CHUNK_FIELDS):
+        if previous is not None and previous.legacy:
             previous = None  # written by an older version (no collection or access fields): a new collection
         if previous is not None:
             collection = previous.collection
@@ -153,10 +152,6 @@ class MilvusStore:
             self._switch_alias(collection)
         self._prune(keep)
         timings["publish"] = time.perf_counter() - began
-
-    def _has_fields(self, collection: str, names: list[str]) -> bool:
-        described = call(self.client.describe_collection, collection)
-        return set(names) <= {f["name"] for f in described.get("fields", [])}
 
     def _update(self, collection: str, build: IndexBuild, previous_ids: set[str]) -> None:
         """Upsert the chunks of touched files, then delete those no file has any more."""

@@ -11,8 +11,8 @@ Layout under the data dir::
 from __future__ import annotations
 
 import fcntl
-import logging
 import json
+import logging
 import os
 import shutil
 import time
