@@ -14,6 +14,12 @@ HNSW_EF_SEARCH = 128
 EXACT_FILTER_SHARE = 0.1
 
 
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the `k` highest scores, best first (ties in position order)."""
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return top[np.argsort(-scores[top], kind="stable")]
+
+
 class DenseIndex:
     def __init__(self, index: faiss.Index, vectors: np.ndarray) -> None:
         self._index = index
@@ -71,9 +77,7 @@ class DenseIndex:
                 return []
             if len(allowed) < EXACT_FILTER_SHARE * self.size:
                 scores = np.asarray(self.vectors[allowed]) @ query[0]
-                top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-                top = top[np.argsort(-scores[top], kind="stable")]
-                return [(int(allowed[i]), float(scores[i])) for i in top]
+                return [(int(allowed[i]), float(scores[i])) for i in top_k(scores, k)]
             mask = np.zeros(self.size, dtype=bool)
             mask[allowed] = True
             selector = faiss.IDSelectorBitmap(np.packbits(mask, bitorder="little"))

@@ -8,6 +8,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from rag.index.dense import top_k
+
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
@@ -64,7 +66,4 @@ class LexicalIndex:
             mask = np.zeros(self.size, dtype=bool)
             mask[allowed] = True
             scores = np.where(mask, scores, 0.0)
-        k = min(k, self.size)
-        top = np.argpartition(-scores, k - 1)[:k] if k < self.size else np.arange(self.size)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(i), float(scores[i])) for i in top if scores[i] > 0]
+        return [(int(i), float(scores[i])) for i in top_k(scores, min(k, self.size)) if scores[i] > 0]
