@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -34,6 +35,18 @@ def wait_until_up(url: str | None = None, *, port: int | None = None, process: s
             time.sleep(0.2)
 
 
+def stop_process(process: subprocess.Popen | None, timeout: float) -> None:
+    """Terminate `process` if it still runs; kill it when it has not ended within `timeout` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+
+
 class RedisProcess:
     def __init__(self, port: int) -> None:
         self.port = port
@@ -51,10 +64,8 @@ class RedisProcess:
         wait_until_up(port=self.port, process=self.proc, timeout=10)
 
     def stop(self) -> None:
-        if self.proc:
-            self.proc.terminate()
-            self.proc.wait(10)
-            self.proc = None
+        stop_process(self.proc, 10)
+        self.proc = None
 
 
 class MilvusLiteServer:
@@ -70,8 +81,6 @@ class MilvusLiteServer:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> MilvusLiteServer:
-        import sys
-
         self.proc = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.data_file),
                                       "--host", "127.0.0.1", "--port", str(self.port)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -83,10 +92,4 @@ class MilvusLiteServer:
         return self
 
     def __exit__(self, *_exc) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_process(self.proc, 30)

@@ -11,7 +11,7 @@ import httpx
 
 from tests.bot.harness import SIGNING_SECRET, SlackSender
 from tests.conftest import PROJECT
-from tests.processes import free_port, wait_until_up
+from tests.processes import free_port, stop_process, wait_until_up
 
 
 def replica_env(data_dir: Path, slack_url: str, redis_url: str | None, **settings: str) -> dict[str, str]:
@@ -46,10 +46,4 @@ class Replica(SlackSender):
         return httpx.get(f"{self.url}{path}", timeout=10)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process, 20)

