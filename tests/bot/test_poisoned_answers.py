@@ -4,6 +4,7 @@ the streamed text nor the finished message holds a live link except to the cited
 
 from __future__ import annotations
 
+import json
 import time
 
 from bot.slack.blocks import markdown_pieces
@@ -29,6 +30,15 @@ def test_slack_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_
                        "channel": "C0GENERAL", "event_ts": ts, "team": TEAM})
             final = wait_for(lambda: [c for c in slack.calls_to("chat.update")
                                       if any(b.get("type") == "context_actions" for b in c.args.get("blocks") or [])])[0]
+            buttons = [b["accessory"] for b in final.args["blocks"]
+                       if b.get("accessory", {}).get("action_id") == "show_source"]
+            for n, button in enumerate(buttons):
+                bot.interaction({"type": "block_actions", "user": {"id": "U0PLAIN01"}, "team": {"id": TEAM},
+                                 "trigger_id": f"1.2.{n}", "channel": {"id": "C0GENERAL"},
+                                 "container": {"type": "message"}, "message": {"ts": final.args["ts"]},
+                                 "actions": [{"action_id": "show_source", "block_id": "f", "type": "button",
+                                              "value": button["value"], "action_ts": str(n)}]})
+            modals = wait_for(lambda: len(slack.calls_to("views.open")) == len(buttons) and slack.calls_to("views.open"))
         finally:
             bot.stop()
     streamed = "".join(chunk.get("text", "") for method in ("chat.startStream", "chat.appendStream", "chat.stopStream")
@@ -39,6 +49,10 @@ def test_slack_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_
     assert f"[travel wiki]({WIKI})" in shown and live_links(shown) == [WIKI]
     footnotes = " ".join(b["text"]["text"] for b in final.args["blocks"] if b["type"] == "section")
     assert "evil.example" not in footnotes and f"<{WIKI}|Travel Policy>" in footnotes
+    passages = [" ".join(b["text"]["text"] for b in m.args["view"]["blocks"] if b["type"] == "section") for m in modals]
+    poisoned = next(p for p in passages if "click here" in p)  # mrkdwn: bare URLs link, `code` does not
+    assert "click here (`evil.example`)" in poisoned and "`https://evil.example/claim`" in poisoned
+    assert all(url.startswith(WIKI) for p in passages for url in live_links(p))
 
 
 def test_teams_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_finished(poisoned_kb, tmp_path,
@@ -57,6 +71,11 @@ def test_teams_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_
     assert all(url == WIKI for text in chunks for url in live_links(text))
     assert "the claims portal (`evil.example`)" in final.text and live_links(final.text) == [WIKI]
     assert {c["appearance"].get("url") for c in final.citations} <= {WIKI, None}
+    cards = [json.loads(c["appearance"]["text"]) for c in final.citations]  # Adaptive Cards render Markdown links
+    shown = [block["text"] for card in cards for block in card["body"]]
+    shown += [c["appearance"]["abstract"] for c in final.citations]
+    assert any("click here (`evil.example`)" in text for text in shown)
+    assert all(url == WIKI for text in shown for url in live_links(text))
 
 
 def test_slack_markdown_escapes_what_it_would_read_as_a_link_or_a_mention():
