@@ -48,9 +48,10 @@ def unlink(text: str, allowed: frozenset[str], *, only: frozenset[str] | None = 
     def replace(match: re.Match[str]) -> str:
         whole, url, label, rest = _parts(match)
         key = _key(url)
+        inner = unlink(label, allowed, only=only) if label else label  # a link inside a link would win
         if (key and key in allowed) or (only is not None and key not in only) or _in_code(match, url):
-            return whole
-        return _plain(url, unlink(label, allowed, only=only) if label else label, match) + rest
+            return whole.replace(f"[{label}]", f"[{inner}]", 1) if match.group("text") is not None else whole
+        return _plain(url, inner, match) + rest
 
     return _LINK.sub(replace, text)
 

@@ -37,6 +37,8 @@ def test_links_to_a_source_stay_and_plain_text_is_untouched():
     assert unlink(text, WIKI) == text
     already = "`https://evil.example/x` stays code"
     assert unlink(already, WIKI) == already
+    nested = "[see [this](https://evil.example/x)](https://wiki.example/travel)"
+    assert unlink(nested, WIKI) == "[see this (`evil.example`)](https://wiki.example/travel)", "the inner link would win"
 
 
 def test_a_finished_answer_keeps_links_only_to_the_sources_it_cites():
