@@ -33,6 +33,7 @@ _URL_CHARS = r"[^\s<>\[\]`\"'\u3000-\u303f\uff00-\uffef]+"
 _BARE = rf"(?P<bare>(?:https?|ftp)://{_URL_CHARS}|(?<![\w.@])www\.{_URL_CHARS})"
 _LINK = re.compile("|".join((_INLINE, _DEFINITION, _ANGLE, _HTML, _BARE)), re.IGNORECASE)
 _HREF = re.compile(r"""(?:href|src)\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
+_DECIDING = re.compile(r"[\])>\n]")  # what can close an open `[…`, `[…](…`, `[…]: …` or `<…`
 _TRAILING = ".,;:!?'\")]}…"
 _HOST = re.compile(r"[a-z0-9.-]+")
 
@@ -69,16 +70,29 @@ class LinkFilter:
     def __init__(self, allowed: frozenset[str]) -> None:
         self.allowed = allowed
         self._pending = ""
+        self._waiting = False  # the pending text begins with an open `[…` or `<…`
+        self._context = ""  # "" at the start of a line, else a stand-in for the text already sent
 
     def feed(self, delta: str) -> str:
-        text = self._pending + delta
-        cut = _undecided(text)
-        text, self._pending = text[:cut], text[cut:]
-        return unlink(text, self.allowed)
+        if self._waiting and not _DECIDING.search(delta) and not self._pending.endswith("]"):
+            self._pending += delta  # nothing in `delta` can close what is open: no need to look again
+            return ""
+        text = self._context + self._pending + delta
+        cut = max(_undecided(text), len(self._context))
+        self._waiting = cut < len(text) and text[cut] in "[<" and _open(text, cut)
+        self._pending = text[cut:]
+        return self._send(text[:cut])
 
     def flush(self) -> str:
-        text, self._pending = self._pending, ""
-        return unlink(text, self.allowed)
+        text, self._pending, self._waiting = self._context + self._pending, "", False
+        return self._send(text)
+
+    def _send(self, text: str) -> str:
+        """`text` (after the context) unlinked as it reads after what was sent before."""
+        sent = unlink(text, self.allowed)[len(self._context):]
+        if sent:
+            self._context = "" if sent.endswith("\n") else "\x00"  # no link begins with or spans it
+        return sent
 
 
 def _parts(match: re.Match[str]) -> tuple[str, str, str, str]:

@@ -60,3 +60,14 @@ def test_streamed_text_is_unlinked_exactly_as_the_whole(text, data):
         out += links.feed(text[previous:cut])
         previous = cut
     assert out + links.flush() == unlink(text, WIKI)
+
+
+def test_streamed_pieces_are_read_in_the_context_of_what_came_before():
+    text = "see [a]: https://evil.example/x\n[b]: https://evil.example/y\n" + "[" + "long open text " * 300 + "](https://evil.example/z)"
+    links = LinkFilter(WIKI)
+    pieces = ["see ", "[a]: https://evil.example/x\n", "[b]: https://evil.example/y\n"]
+    pieces += [text[len("".join(pieces)):][i : i + 4] for i in range(0, len(text) - len("".join(pieces)), 4)]
+    assert "".join(pieces) == text
+    streamed = "".join(links.feed(piece) for piece in pieces) + links.flush()
+    assert streamed == unlink(text, WIKI)
+    assert streamed.startswith("see [a]: `https://evil.example/x`\nb: `https://evil.example/y`\nlong open text")
