@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
+from rag.links import source_urls, unlink
 from rag.markers import neutralise
 from rag.prompt import detect_language
 from rag.quotable import LIST_ITEM, Unit
@@ -94,12 +95,13 @@ def extract_answer(
     query: str | None = None,
     evidence: Evidence | None = None,
 ) -> str | None:
-    """Quoted, cited units (`> … [Sn]`) answering `question` from `sources`; None when nothing fits."""
+    """Quoted, cited units (`> … [Sn]`) answering `question` from `sources`; None when nothing fits. A link
+    in a quote stays one only when it leads to a source's own URL (rag.links)."""
     if not sources:
         raise ValueError("no sources to quote")
     evidence = evidence or gather_evidence(question, sources, idf, similarity, query=query)
     excerpts = choose_quotes(evidence)
-    return render_quotes(question, excerpts) if excerpts else None
+    return unlink(render_quotes(question, excerpts), source_urls(s.url for s in sources)) if excerpts else None
 
 
 def _follower(unit: Unit, evidence: Evidence) -> Unit | None:

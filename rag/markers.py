@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from rag.folding import substitute
+
 # `[S1]`, `[S1, S2]`, `[S1-S3]`, `[S 2]`, `【S1】`, `［s1］`, `[^S1]`, `[Source 1]`, `[S1,2]`: the model's markers.
 _ITEM = r"\^?\s*(?:S|Source\s*)\s*\d{1,3}"
 _JOIN = r"\s*(?:[,，、;；]|[-–~～])\s*"
@@ -25,8 +27,13 @@ LOOK_ALIKE = re.compile(
 )
 CANONICAL = re.compile(r"\[(\d+)\]")
 _CANONICAL_RUN = re.compile(r"(?:\s*\[\d+\])+")
-# Characters that can reorder or hide text, or end a line the model reads as a new turn.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Characters that can reorder or hide text, or end a line the model reads as a new turn; soft hyphens and
+# other invisible format characters; variation selectors and Unicode tag characters, which can carry a
+# whole hidden message that the reader never sees but a model may read.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
 
 
 def model_marker_numbers(body: str) -> list[int]:
@@ -42,8 +49,13 @@ def model_marker_numbers(body: str) -> list[int]:
 
 
 def neutralise(text: str) -> str:
-    """Document text as readers and the model see it: bracketed-number look-alikes become `〔…〕`."""
-    return LOOK_ALIKE.sub(lambda m: f"〔{m.group(1).strip()}〕", text)
+    """Document text as readers and the model see it: bracketed-number look-alikes become `〔…〕` — also
+    those spelled with look-alike letters, digits or brackets (`［Ｓ１］`, `[Ѕ1]`)."""
+    def bracketed(original: str, match: re.Match[str]) -> str:
+        inner = original[1:-1] if len(original) >= 2 else original
+        return f"〔{inner.strip()}〕"
+
+    return substitute(text, LOOK_ALIKE, bracketed)
 
 
 def strip_canonical(text: str) -> str:

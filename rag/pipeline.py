@@ -14,6 +14,7 @@ from rag.citations import MarkerRewriter, finalize
 from rag.evidence import Evidence, gather_evidence
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import EvidenceGate, GateDecision
+from rag.links import LinkFilter, keep_cited, source_urls
 from rag.models.chat import ChatModel, ModelError
 from rag.prompt import REFUSALS, build_prompt, detect_language
 from rag.refusal import refusal_text, related_documents
@@ -146,6 +147,7 @@ class AnswerPipeline:
             return
 
         markers = MarkerRewriter(len(sources))
+        links = LinkFilter(source_urls(s.url for s in sources))  # links lead only to the sources' own URLs
         parts: list[str] = []
         mode = "generative" if self.answerer else "extractive"
         deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
@@ -154,11 +156,11 @@ class AnswerPipeline:
             if delta is _FALLBACK:
                 mode = "extractive"
                 continue
-            out = markers.feed(delta)
+            out = markers.feed(links.feed(delta))
             if out:
                 parts.append(out)
                 yield out
-        tail = markers.flush()
+        tail = markers.feed(links.flush()) + markers.flush()
         if tail:
             parts.append(tail)
             yield tail
@@ -172,8 +174,9 @@ class AnswerPipeline:
         timings["citation_check"] = _ms(checked)
         model_refused = refusal in check.text and not check.citations
         timings["total"] = _ms(began)
+        text = keep_cited(check.text, (c.chunk.url for c in check.citations), (s.url for s in sources))
         yield Answer(
-            text=check.text, citations=check.citations, refused=model_refused,
+            text=text, citations=check.citations, refused=model_refused,
             mode="refused" if model_refused else mode, sources=sources, uncited=check.uncited,
             sentences=[s.to_dict() for s in check.sentences],
             refusal_reason="the answer model found no answer in the sources" if model_refused else None,

@@ -32,6 +32,7 @@ from slack_sdk.models.views import View
 from bot.core.answering import no_index
 from bot.core.reindex import TextStyle
 from rag.feedback import REASONS
+from rag.links import source_urls, unlink
 from rag.text import hard_split, sentence_spans
 from rag.types import Answer, Chunk, Citation
 
@@ -179,6 +180,7 @@ def source_modal(chunk: Chunk, location: str, *, title: str, vote_value: str | N
     where = cut(escape(f"{location} · {chunk.file}"), 3000)
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text=where)]))
     body = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
+    body = unlink(body, source_urls([chunk.url]))  # mrkdwn would link a bare URL to elsewhere
     blocks.extend(SectionBlock(text=MarkdownTextObject(text=p)) for p in escaped_pieces(body, SECTION_LIMIT))
     if chunk.url:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=f"<{chunk.url}|Open the document>")))

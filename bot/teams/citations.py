@@ -12,7 +12,8 @@ import re
 
 from microsoft_agents.activity import ClientCitation, ClientCitationAppearance
 
-from rag.types import Answer, Citation
+from rag.links import source_urls, unlink
+from rag.types import Answer, Chunk, Citation
 
 NAME_LIMIT, ABSTRACT_LIMIT, KEYWORD_LIMIT, KEYWORDS = 80, 160, 28, 3
 CARD_FORMAT = "application/vnd.microsoft.card.adaptive"
@@ -41,12 +42,17 @@ def cut(text: str, limit: int) -> str:
     return (head[:space] if space > limit // 2 else head).rstrip() + "…"
 
 
+def _shown(chunk: Chunk, text: str) -> str:
+    """Passage text for a card, whose TextBlocks render Markdown: links only to the document's own URL."""
+    return neutral(unlink(text, source_urls([chunk.url])))
+
+
 def _card(citation: Citation) -> str:
     chunk = citation.chunk
     passage = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
     body = [{"type": "TextBlock", "text": citation.location, "weight": "Bolder", "wrap": True},
             {"type": "TextBlock", "text": chunk.file, "isSubtle": True, "size": "Small", "wrap": True},
-            {"type": "TextBlock", "text": neutral(passage), "wrap": True}]
+            {"type": "TextBlock", "text": _shown(chunk, passage), "wrap": True}]
     return json.dumps({"type": "AdaptiveCard", "version": "1.5", "body": body}, ensure_ascii=False)
 
 
@@ -59,7 +65,7 @@ def teams_citation(citation: Citation) -> ClientCitation:
     chunk = citation.chunk
     return ClientCitation(position=citation.marker, appearance=ClientCitationAppearance(
         name=cut(citation.location, NAME_LIMIT),
-        abstract=cut(neutral(chunk.text), ABSTRACT_LIMIT),
+        abstract=cut(_shown(chunk, chunk.text), ABSTRACT_LIMIT),
         url=chunk.url or None,
         keywords=_keywords(citation),
         text=_card(citation),

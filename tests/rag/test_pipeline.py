@@ -5,6 +5,7 @@ in test_llama_server.py)."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -85,7 +86,10 @@ def test_generative_answer_markers_are_repaired_and_mapped_to_sources(handbook):
     assert answer.uncited == ["员工还可以报销高尔夫球费用。"]
     assert [s["outcome"] for s in answer.sentences] == ["supported", "supported", "supported", "flagged"]
     sources_in_prompt = prompt[-1]["content"]
-    assert sources_in_prompt.startswith('<source id="S1" ') and "<question>\n出差吃饭能报多少?\n</question>" in sources_in_prompt
+    nonce = re.match(r'<source-([0-9a-f]{8}) id="S1" ', sources_in_prompt).group(1)
+    assert sources_in_prompt.count(f"</source-{nonce}>") == len(answer.sources)
+    assert f"<source-{nonce} id=" in prompt[0]["content"]
+    assert "<question>\n出差吃饭能报多少?\n</question>" in sources_in_prompt
     assert "Chinese" in prompt[0]["content"]
     second = answer.sources[1]  # the model's [2] is the second source it was shown
     assert answer.citations[0].chunk == second

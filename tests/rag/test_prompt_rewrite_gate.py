@@ -24,11 +24,12 @@ def test_language_detection():
 
 def test_prompt_numbers_sources_with_location_and_keeps_history():
     sources = [chunk("Meals are 45 EUR.", page=3), chunk("Hotels 150 EUR.", section=("Hotels",), n=2)]
-    prompt = build_prompt("How much for meals?", sources, history=[("Hi", "Hello [1].")])
+    prompt = build_prompt("How much for meals?", sources, history=[("Hi", "Hello [1].")], nonce="0a1b2c3d")
     assert [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
     user = prompt.messages[-1]["content"]
-    assert '<source id="S1" from="Travel Policy › Meals" page="3">\nMeals are 45 EUR.\n</source>' in user
-    assert '<source id="S2" from="Travel Policy › Hotels">\nHotels 150 EUR.\n</source>' in user
+    assert ('<source-0a1b2c3d id="S1" from="Travel Policy › Meals" page="3">\nMeals are 45 EUR.\n</source-0a1b2c3d>'
+            in user)
+    assert '<source-0a1b2c3d id="S2" from="Travel Policy › Hotels">\nHotels 150 EUR.\n</source-0a1b2c3d>' in user
     assert user.endswith("<question>\nHow much for meals?\n</question>")
     assert prompt.messages[2]["content"] == "Hello.", "an earlier answer's markers are not this answer's"
     assert prompt.refusal in prompt.messages[0]["content"] and "English" in prompt.messages[0]["content"]
