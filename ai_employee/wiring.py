@@ -282,21 +282,22 @@ class Bot:
     slack_services: SlackServices | None = None
     teams: TeamsSurface | None = None
 
-    def routes(self) -> list[Routes]:
+    def routes(self, slack_events: bool = True) -> list[Routes]:
+        """The surfaces' endpoints; without `slack_events` (Socket Mode) Slack has none on HTTP."""
         from bot.slack.app import add_routes
 
         surfaces: list[Routes] = []
-        if self.slack_app is not None:
-            app = self.slack_app
-            surfaces.append(lambda application: add_routes(application, app))
+        if self.slack_app is not None and slack_events:
+            app, settings = self.slack_app, self.slack_services.settings
+            surfaces.append(lambda application: add_routes(application, app, settings))
         if self.teams is not None:
             surfaces.append(self.teams.add_routes)
         return surfaces
 
-    def web_app(self):
+    def web_app(self, slack_events: bool = True):
         from bot.server import web_app
 
-        return web_app(self.operations, self.routes())
+        return web_app(self.operations, self.routes(slack_events))
 
 
 def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,

@@ -12,6 +12,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
 
 from bot.core.logs import event_id_var
+from bot.slack.config import MissingCredentials, SlackSettings
 from bot.slack.listeners import register
 from bot.slack.services import SlackServices
 from cache import cache_key
@@ -44,7 +45,11 @@ def create_app(services: SlackServices) -> AsyncApp:
     return app
 
 
-def add_routes(application: web.Application, app: AsyncApp) -> None:
+def add_routes(application: web.Application, app: AsyncApp, settings: SlackSettings) -> None:
+    """Slack's HTTP endpoint: only with a signing secret (a request signed with an empty key is a forgery)."""
+    if not settings.slack_signing_secret:
+        raise MissingCredentials("Slack over HTTP needs SLACK_SIGNING_SECRET")
+
     async def slack(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
 
