@@ -63,4 +63,5 @@ class TeamsSettings(BaseSettings):
             if value:
                 settings[key] = value
         settings["ANONYMOUS_ALLOWED"] = self.anonymous_allowed
+        settings.setdefault("VALIDATE_ISSUER", True)  # the SDK checks a token's issuer only when asked to
         return settings
