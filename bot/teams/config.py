@@ -15,8 +15,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
 
 
-class MissingTeamsCredentials(ValueError):
+class TeamsSettingsError(ValueError):
+    """The Teams settings cannot be served as they are."""
+
+
+class MissingTeamsCredentials(TeamsSettingsError):
     pass
+
+
+ANONYMOUS_HOST = "127.0.0.1"  # where the anonymous mode listens unless told otherwise
 
 
 class TeamsSettings(BaseSettings):
@@ -42,7 +49,12 @@ class TeamsSettings(BaseSettings):
         return {u.strip().lower() for u in self.admin_ids.split(",") if u.strip()}
 
     def require(self) -> None:
-        if self.anonymous_allowed and not self.client_id:
+        if self.anonymous_allowed and self.client_id:
+            # Half a production setup: serving it would silently accept requests without any token.
+            raise TeamsSettingsError(
+                f"cannot start the Teams bot: {PREFIX}ANONYMOUS_ALLOWED=true (no authentication, for local testing) "
+                f"and {PREFIX}CLIENTID (a registered bot) are both set; unset one of them")
+        if self.anonymous_allowed:
             return
         needs_secret = (self.auth_type or "ClientSecret").lower() == "clientsecret"
         missing = [name for name, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", self.client_secret),
