@@ -25,8 +25,9 @@ EVENTS_PATH = "/slack/events"  # Events API, interactivity and /reindex
 def create_app(services: SlackServices) -> AsyncApp:
     settings = services.settings
     # Bolt builds the client from the token: given a client as well, it warns that $SLACK_BOT_TOKEN is unused.
-    app = AsyncApp(token=settings.slack_bot_token, signing_secret=settings.slack_signing_secret or "",
-                   process_before_response=False)
+    token, secret = settings.slack_bot_token, settings.slack_signing_secret  # no secret in Socket Mode
+    app = AsyncApp(token=token.get_secret_value() if token else None,
+                   signing_secret=secret.get_secret_value() if secret else "", process_before_response=False)
     app.client.base_url = settings.api_url  # every request's client copies these from the app's
     app.client.retry_handlers.extend([AsyncRateLimitErrorRetryHandler(max_retry_count=3),
                                       AsyncServerErrorRetryHandler(max_retry_count=2)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
@@ -30,7 +30,7 @@ class TeamsSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
     client_id: str | None = Field(None, validation_alias=PREFIX + "CLIENTID")
-    client_secret: str | None = Field(None, validation_alias=PREFIX + "CLIENTSECRET")
+    client_secret: SecretStr | None = Field(None, validation_alias=PREFIX + "CLIENTSECRET")
     tenant_id: str | None = Field(None, validation_alias=PREFIX + "TENANTID")
     auth_type: str | None = Field(None, validation_alias=PREFIX + "AUTHTYPE")
     anonymous_allowed: bool = Field(False, validation_alias=PREFIX + "ANONYMOUS_ALLOWED")
@@ -38,6 +38,11 @@ class TeamsSettings(BaseSettings):
     # Resolve Entra groups named on access lists through Microsoft Graph (needs GroupMember.Read.All).
     groups: bool = Field(False, validation_alias="AIE_TEAMS_GROUPS")
     graph_url: str = Field("https://graph.microsoft.com", validation_alias="AIE_TEAMS_GRAPH_URL")
+
+    @field_validator("client_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def configured(self) -> bool:
@@ -70,7 +75,8 @@ class TeamsSettings(BaseSettings):
         with the values of these settings over them."""
         settings: dict[str, str | bool] = {key[len(PREFIX):]: value for key, value in os.environ.items()
                                            if key.startswith(PREFIX)}
-        for key, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", self.client_secret),
+        secret = self.client_secret.get_secret_value() if self.client_secret else None
+        for key, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", secret),
                            ("TENANTID", self.tenant_id), ("AUTHTYPE", self.auth_type)):
             if value:
                 settings[key] = value

@@ -20,7 +20,7 @@ def serve_env(data_dir: Path, **variables: str) -> dict[str, str]:
     """Nothing of the developer's shell that configures the bot, then `variables`."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AIE_", "SLACK_", "CONNECTIONS__", "MILVUS_")) and k != "REDIS_URL"}
-    env.update(PYTHONPATH=str(PROJECT), AIE_DATA_DIR=str(data_dir), AIE_LOG_LEVEL="INFO", **variables)
+    env.update({"PYTHONPATH": str(PROJECT), "AIE_DATA_DIR": str(data_dir), "AIE_LOG_LEVEL": "INFO", **variables})
     return env
 
 
