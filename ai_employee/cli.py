@@ -455,9 +455,8 @@ def serve(
     what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
     if socket_mode:
         # Slack's events come over the socket, so /slack/events is not served; /health (and Teams) stay on HTTP.
-        asyncio.run(serve_socket_mode(bot.slack_app, slack.slack_app_token.get_secret_value(),
-                                      bot.web_app(slack_events=False),
-                                      host, port))
+        app_token = slack.slack_app_token.get_secret_value()
+        asyncio.run(serve_socket_mode(bot.slack_app, app_token, bot.web_app(slack_events=False), host, port))
     else:
         asyncio.run(serve_http(bot.web_app(), host, port, what))
 

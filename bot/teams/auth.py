@@ -58,25 +58,25 @@ def _bearer(header: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token and " " not in token else None
 
 
+# Checked in this order: a subclass before its base (PyJWKClientConnectionError is a PyJWKClientError, ...).
+_REASONS: tuple[tuple[type[Exception], str], ...] = (
+    (TimeoutError, f"the signing keys did not arrive within {KEYS_TIMEOUT:.0f} s"),
+    (jwt.PyJWKClientConnectionError, "the signing keys could not be fetched"),
+    (KeyError, "the token names no signing key (no kid)"),  # the SDK reads header["kid"]
+    (jwt.PyJWKClientError, "no signing key matches the token's kid"),
+    (jwt.ExpiredSignatureError, "the token has expired"),
+    (jwt.InvalidSignatureError, "the token's signature is not valid"),
+    (jwt.DecodeError, "not a JWT"),
+)
+_SDK_MESSAGES = {"Invalid audience.": "wrong audience", "Invalid issuer.": "wrong issuer"}  # its fixed texts
+
+
 def reason(exc: Exception) -> str:
     """Why a token was refused, in words that show nothing of the token."""
-    if isinstance(exc, TimeoutError):
-        return f"the signing keys did not arrive within {KEYS_TIMEOUT:.0f} s"
-    if isinstance(exc, jwt.PyJWKClientConnectionError):
-        return "the signing keys could not be fetched"
-    if isinstance(exc, KeyError):
-        return "the token names no signing key (no kid)"
-    if isinstance(exc, jwt.PyJWKClientError):
-        return "no signing key matches the token's kid"
-    if isinstance(exc, jwt.ExpiredSignatureError):
-        return "the token has expired"
-    if isinstance(exc, jwt.InvalidSignatureError):
-        return "the token's signature is not valid"
-    if isinstance(exc, jwt.DecodeError):
-        return "not a JWT"
-    if isinstance(exc, ValueError) and str(exc) in ("Invalid audience.", "Invalid issuer."):
-        return "wrong " + str(exc).removeprefix("Invalid ").rstrip(".")  # the SDK's own fixed messages
-    return type(exc).__name__
+    for kind, why in _REASONS:
+        if isinstance(exc, kind):
+            return why
+    return _SDK_MESSAGES.get(str(exc), type(exc).__name__) if isinstance(exc, ValueError) else type(exc).__name__
 
 
 def _refused(why: str) -> web.Response:
