@@ -412,7 +412,8 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 @app.command()
 def serve(
     port: Annotated[int, typer.Option(envvar="PORT", help="HTTP port (Slack and Teams endpoints, /health).")] = 3000,
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "0.0.0.0",
+    host: Annotated[Optional[str], typer.Option(
+        help="Interface to listen on (default 0.0.0.0; 127.0.0.1 in Teams' anonymous mode).")] = None,
     socket_mode: Annotated[bool, typer.Option(
         "--socket-mode", help="Connect to Slack with Socket Mode (needs SLACK_APP_TOKEN).")] = False,
 ) -> None:
@@ -423,7 +424,7 @@ def serve(
     from bot.core.scopes import ScopesFileError, load_scopes
     from bot.server import serve_http, serve_socket_mode
     from bot.slack.config import MissingCredentials, SlackSettings
-    from bot.teams.config import MissingTeamsCredentials, TeamsSettings
+    from bot.teams.config import ANONYMOUS_HOST, TeamsSettings, TeamsSettingsError
 
     slack, teams = SlackSettings(), TeamsSettings()
     if not slack.configured and not teams.configured:
@@ -434,20 +435,28 @@ def serve(
             slack.require(socket_mode)
         if teams.configured:
             teams.require()
-    except (MissingCredentials, MissingTeamsCredentials) as exc:
+    except (MissingCredentials, TeamsSettingsError) as exc:
         fail(str(exc))
+    anonymous = teams.configured and teams.anonymous_allowed
+    if host is None:
+        host = ANONYMOUS_HOST if anonymous else "0.0.0.0"
     chat = ChatSettings()
     try:
         load_scopes(chat.scopes_file)  # before anything is loaded: a mistake there is all the output
     except ScopesFileError as exc:
         fail(str(exc))
     configure(os.environ.get("AIE_LOG_LEVEL", "INFO").upper())
+    if anonymous and host not in (ANONYMOUS_HOST, "localhost", "::1"):
+        logging.getLogger("ai_employee.serve").warning(
+            "Teams runs in anonymous mode (ANONYMOUS_ALLOWED=true) on %s:%d: anyone who can reach that port can act "
+            "as any Teams user, admins included", host, port)
     bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
                    teams if teams.configured else None, chat)
     what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
     if socket_mode:
-        # Slack's events come over the socket; /health (and Teams, if configured) stay on HTTP.
-        asyncio.run(serve_socket_mode(bot.slack_app, slack.slack_app_token, bot.web_app(), host, port))
+        # Slack's events come over the socket, so /slack/events is not served; /health (and Teams) stay on HTTP.
+        app_token = slack.slack_app_token.get_secret_value()
+        asyncio.run(serve_socket_mode(bot.slack_app, app_token, bot.web_app(slack_events=False), host, port))
     else:
         asyncio.run(serve_http(bot.web_app(), host, port, what))
 

@@ -15,6 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
+
 from rag.config import Settings
 
 if TYPE_CHECKING:
@@ -43,6 +45,11 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
+def _secret(value: SecretStr | None) -> str | None:
+    """A secret setting's value, for the one call that needs it (never for a log or a message)."""
+    return value.get_secret_value() if value is not None else None
+
+
 def make_embedder(settings: Settings) -> Embedder:
     if settings.embed_base_url:
         if not settings.embed_model:
@@ -52,7 +59,7 @@ def make_embedder(settings: Settings) -> Embedder:
         return OpenAIEmbedder(
             settings.embed_base_url,
             settings.embed_model,
-            settings.embed_api_key or "not-needed",
+            _secret(settings.embed_api_key) or "not-needed",
             timeout=settings.embed_timeout,
             max_retries=settings.embed_max_retries,
             batch_size=settings.embed_batch_size,
@@ -124,7 +131,7 @@ class KnowledgeBase:
             return None
         from rag.index.coordination import VersionChannel
 
-        return VersionChannel(self.settings.redis_url, self.scope)
+        return VersionChannel(_secret(self.settings.redis_url), self.scope)
 
     def index_lock(self, by: str = "") -> AbstractContextManager:
         """One build at a time: across replicas through Redis when it is configured, and always on the data dir."""
@@ -133,7 +140,7 @@ class KnowledgeBase:
         from rag.index.coordination import RedisIndexLock, whoami
 
         holder = f"{by} on {whoami()}" if by else whoami()
-        return _both(RedisIndexLock(self.settings.redis_url, self.scope, holder), self.store.lock())
+        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.scope, holder), self.store.lock())
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -151,7 +158,7 @@ class KnowledgeBase:
             from rag.index.milvus_store import MilvusStore
 
             uri = s.milvus_uri or str((s.data_dir / "milvus.db").resolve())
-            token = s.milvus_token.get_secret_value() if s.milvus_token else ""
+            token = _secret(s.milvus_token) or ""
             return MilvusStore(MilvusConfig(uri, token, s.milvus_db), self.index_dir, self.milvus_name)
         raise ValueError(f"AIE_VECTOR_STORE must be faiss or milvus, not {s.vector_store!r}")
 
@@ -175,7 +182,7 @@ class KnowledgeBase:
         options = MinerUOptions(
             home=str((s.data_dir / "mineru").resolve()),
             server_url=s.mineru_server_url,
-            server_api_key=s.mineru_api_key,
+            server_api_key=_secret(s.mineru_api_key),
             server_tier=s.mineru_tier,
             timeout=s.parse_timeout,
         )
@@ -224,7 +231,7 @@ class KnowledgeBase:
         return Retriever(self.store, self.embedder, fusion)
 
 
-def _endpoint(base_url: str | None, model: str | None, api_key: str | None, timeout: float, role: str,
+def _endpoint(base_url: str | None, model: str | None, api_key: SecretStr | None, timeout: float, role: str,
               first_token_timeout: float | None = None) -> Endpoint | None:
     from rag.models.chat import Endpoint
 
@@ -232,7 +239,7 @@ def _endpoint(base_url: str | None, model: str | None, api_key: str | None, time
         return None
     if not model:
         raise ValueError(f"AIE_{role.upper()}_BASE_URL is set but AIE_{role.upper()}_MODEL is not; name the served model")
-    return Endpoint(base_url, model, api_key, timeout=timeout, first_token_timeout=first_token_timeout or timeout)
+    return Endpoint(base_url, model, _secret(api_key), timeout=timeout, first_token_timeout=first_token_timeout or timeout)
 
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
@@ -245,7 +252,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from rag.rewrite import QueryRewriter
 
     s = kb.settings
-    cache = make_cache(s.redis_url)
+    cache = make_cache(_secret(s.redis_url))
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
     reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]
     rewrite_endpoint = _endpoint(s.rewrite_base_url, s.rewrite_model, s.rewrite_api_key, s.rewrite_timeout, "rewrite")
@@ -282,21 +289,22 @@ class Bot:
     slack_services: SlackServices | None = None
     teams: TeamsSurface | None = None
 
-    def routes(self) -> list[Routes]:
+    def routes(self, slack_events: bool = True) -> list[Routes]:
+        """The surfaces' endpoints; without `slack_events` (Socket Mode) Slack has none on HTTP."""
         from bot.slack.app import add_routes
 
         surfaces: list[Routes] = []
-        if self.slack_app is not None:
-            app = self.slack_app
-            surfaces.append(lambda application: add_routes(application, app))
+        if self.slack_app is not None and slack_events:
+            app, settings = self.slack_app, self.slack_services.settings
+            surfaces.append(lambda application: add_routes(application, app, settings))
         if self.teams is not None:
             surfaces.append(self.teams.add_routes)
         return surfaces
 
-    def web_app(self):
+    def web_app(self, slack_events: bool = True):
         from bot.server import web_app
 
-        return web_app(self.operations, self.routes())
+        return web_app(self.operations, self.routes(slack_events))
 
 
 def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,
@@ -374,7 +382,8 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str, c
     if slack is not None and slack.slack_bot_token:
         from slack_sdk.web.async_client import AsyncWebClient
 
-        scopes.use_groups("slack", slack_groups(AsyncWebClient(slack.slack_bot_token, base_url=slack.api_url), chat))
+        token = slack.slack_bot_token.get_secret_value()
+        scopes.use_groups("slack", slack_groups(AsyncWebClient(token, base_url=slack.api_url), chat))
     return await scopes.resolve(platform, place, user, is_direct(place))
 
 
@@ -424,7 +433,7 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
         answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers, metrics=metrics),
         feedback=kb.feedback,
         reindexer=reindexer,
-        dedup=Dedup(make_dedup_store(kb.settings.redis_url)),  # never evicted by the answer cache
+        dedup=Dedup(make_dedup_store(_secret(kb.settings.redis_url))),  # never evicted by the answer cache
         adjuster=kb.adjuster,  # the one the pipeline demotes with
         index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,

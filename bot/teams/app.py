@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from weakref import WeakValueDictionary
@@ -15,7 +14,7 @@ from weakref import WeakValueDictionary
 from aiohttp import web
 from microsoft_agents.activity import Activity, DeliveryModes
 from microsoft_agents.authentication.msal import MsalConnectionManager
-from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_decorator
+from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnContext, TurnState
 from microsoft_agents.hosting.core.app import ApplicationOptions
 from microsoft_agents.hosting.core.authorization import Connections
@@ -28,6 +27,7 @@ from bot.core.reindex import BUSY, run_reindex
 from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
 from bot.teams import commands, feedback
+from bot.teams.auth import authorized
 from bot.teams.config import TeamsSettings
 from bot.teams.conversation import (
     PERSONAL,
@@ -92,10 +92,8 @@ class TeamsSurface:
         agent.error(self._turn_failed)
 
     def add_routes(self, application: web.Application) -> None:
-        with warnings.catch_warnings():  # the SDK's JWT check reads this plain-string key
-            warnings.simplefilter("ignore", web.NotAppKeyWarning)
-            application["agent_configuration"] = self.connections.get_default_connection_configuration()
-        application.router.add_post(MESSAGES_PATH, jwt_authorization_decorator(self._messages))
+        configuration = self.connections.get_default_connection_configuration()
+        application.router.add_post(MESSAGES_PATH, authorized(self._messages, configuration))
 
     async def _messages(self, request: web.Request) -> web.Response:
         try:

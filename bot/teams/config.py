@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import os
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
 
 
-class MissingTeamsCredentials(ValueError):
+class TeamsSettingsError(ValueError):
+    """The Teams settings cannot be served as they are."""
+
+
+class MissingTeamsCredentials(TeamsSettingsError):
     pass
+
+
+ANONYMOUS_HOST = "127.0.0.1"  # where the anonymous mode listens unless told otherwise
 
 
 class TeamsSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
     client_id: str | None = Field(None, validation_alias=PREFIX + "CLIENTID")
-    client_secret: str | None = Field(None, validation_alias=PREFIX + "CLIENTSECRET")
+    client_secret: SecretStr | None = Field(None, validation_alias=PREFIX + "CLIENTSECRET")
     tenant_id: str | None = Field(None, validation_alias=PREFIX + "TENANTID")
     auth_type: str | None = Field(None, validation_alias=PREFIX + "AUTHTYPE")
     anonymous_allowed: bool = Field(False, validation_alias=PREFIX + "ANONYMOUS_ALLOWED")
@@ -31,6 +38,11 @@ class TeamsSettings(BaseSettings):
     # Resolve Entra groups named on access lists through Microsoft Graph (needs GroupMember.Read.All).
     groups: bool = Field(False, validation_alias="AIE_TEAMS_GROUPS")
     graph_url: str = Field("https://graph.microsoft.com", validation_alias="AIE_TEAMS_GRAPH_URL")
+
+    @field_validator("client_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def configured(self) -> bool:
@@ -42,7 +54,12 @@ class TeamsSettings(BaseSettings):
         return {u.strip().lower() for u in self.admin_ids.split(",") if u.strip()}
 
     def require(self) -> None:
-        if self.anonymous_allowed and not self.client_id:
+        if self.anonymous_allowed and self.client_id:
+            # Half a production setup: serving it would silently accept requests without any token.
+            raise TeamsSettingsError(
+                f"cannot start the Teams bot: {PREFIX}ANONYMOUS_ALLOWED=true (no authentication, for local testing) "
+                f"and {PREFIX}CLIENTID (a registered bot) are both set; unset one of them")
+        if self.anonymous_allowed:
             return
         needs_secret = (self.auth_type or "ClientSecret").lower() == "clientsecret"
         missing = [name for name, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", self.client_secret),
@@ -58,9 +75,11 @@ class TeamsSettings(BaseSettings):
         with the values of these settings over them."""
         settings: dict[str, str | bool] = {key[len(PREFIX):]: value for key, value in os.environ.items()
                                            if key.startswith(PREFIX)}
-        for key, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", self.client_secret),
+        secret = self.client_secret.get_secret_value() if self.client_secret else None
+        for key, value in (("CLIENTID", self.client_id), ("CLIENTSECRET", secret),
                            ("TENANTID", self.tenant_id), ("AUTHTYPE", self.auth_type)):
             if value:
                 settings[key] = value
         settings["ANONYMOUS_ALLOWED"] = self.anonymous_allowed
+        settings.setdefault("VALIDATE_ISSUER", True)  # the SDK checks a token's issuer only when asked to
         return settings

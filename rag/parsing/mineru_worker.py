@@ -29,7 +29,7 @@ class ParserFailure(Exception):
 class MinerUOptions:
     home: str  # MINERU_HOME: keeps MinerU's config and caches inside our data dir
     server_url: str | None = None
-    server_api_key: str | None = None
+    server_api_key: str | None = field(default=None, repr=False)
     server_tier: str | None = None
     timeout: float = 300.0
 

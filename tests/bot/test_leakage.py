@@ -207,7 +207,7 @@ def answered_tags(running, docs: list[Document]) -> set[str]:
 def test_no_place_ever_sees_a_document_outside_its_scope(bot):
     running, slack, connector, docs_dir = bot
     docs = documents()
-    cache = redis.Redis.from_url(running.kb.settings.redis_url)
+    cache = redis.Redis.from_url(running.kb.settings.redis_url.get_secret_value())
     places = SLACK_PLACES + TEAMS_PLACES
     assert len(probes(docs)) >= 140
 

@@ -5,6 +5,8 @@ replies is stood in for (it cannot be reached from the tests): its token is chec
 from __future__ import annotations
 
 import json
+import logging
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,11 +16,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from microsoft_agents.hosting.core.authorization import AnonymousTokenProvider, ConnectionManager, _entra_issuers
 
+from bot.teams.config import TeamsSettings
 from tests.bot.harness import wait_for
-from tests.bot.teams_ui import activity, post, start_teams_bot
+from tests.bot.teams_ui import TENANT, activity, post, start_teams_bot
 from tests.fakes.bot_connector import BotConnector
+from tests.processes import free_port
 
 ISSUER = _entra_issuers.BOTFRAMEWORK_PUBLIC_ISSUER
+FORGED_ISSUER = "https://issuer.forged.example/"  # routed to the same keys: only the issuer check stops it
 APP_ID = "bot-app-id"
 OUTGOING_TOKEN = "token-from-entra"
 
@@ -56,26 +61,32 @@ def signing_keys(monkeypatch):
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER,
-                        f"http://127.0.0.1:{server.server_address[1]}/keys/{time.monotonic_ns()}")
+    url = f"http://127.0.0.1:{server.server_address[1]}/keys/{time.monotonic_ns()}"
+    monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER, url)
+    monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, FORGED_ISSUER, url)
     yield real, forged
     server.shutdown()
 
 
-def token(key, connector: BotConnector, audience: str = APP_ID) -> str:
+def token(key, connector: BotConnector, audience: str = APP_ID, issuer: str = ISSUER, kid: str | None = "bf-key-1",
+          expires_in: int = 600) -> str:
     now = int(time.time())
-    claims = {"iss": ISSUER, "aud": audience, "iat": now, "nbf": now, "exp": now + 600,
+    claims = {"iss": issuer, "aud": audience, "iat": now, "nbf": now - 60, "exp": now + expires_in,
               "serviceurl": connector.service_url}
-    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "bf-key-1"})
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid} if kid else None)
 
+
+def registered_bot(handbook_index, tmp_path):
+    """The bot with its Entra registration, as `serve` configures the SDK from the settings."""
+    settings = TeamsSettings(_env_file=None, client_id=APP_ID, client_secret="s", tenant_id=TENANT)
+    connections = ConnectionManager(EntraStandIn, CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings.connection()}})
+    return start_teams_bot(handbook_index, tmp_path, anonymous=False, connections=connections)
 
 
 def test_only_requests_signed_by_bot_framework_for_this_bot_are_served(handbook_index, tmp_path, connector,
                                                                          signing_keys):
     real, forged = signing_keys
-    settings = {"CLIENTID": APP_ID, "CLIENTSECRET": "s", "TENANTID": "t"}
-    connections = ConnectionManager(EntraStandIn, CONNECTIONS={"SERVICE_CONNECTION": {"SETTINGS": settings}})
-    bot = start_teams_bot(handbook_index, tmp_path, anonymous=False, connections=connections)
+    bot = registered_bot(handbook_index, tmp_path)
     try:
         question = activity(connector, "How long must a password be?")
         missing = post(bot, question)
@@ -93,6 +104,61 @@ def test_only_requests_signed_by_bot_framework_for_this_bot_are_served(handbook_
         assert {c.authorization for c in connector.calls} == {f"Bearer {OUTGOING_TOKEN}"}, "every reply carries a token"
     finally:
         bot.stop()
+
+
+class StalledKeys:
+    """A keys endpoint that accepts the connection and never answers."""
+
+    def __enter__(self) -> str:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/keys"
+
+    def __exit__(self, *exc_info) -> None:
+        self._socket.close()
+
+
+def test_every_unverifiable_token_is_a_quick_401_with_one_log_line(handbook_index, tmp_path, connector, signing_keys,
+                                                                   monkeypatch, caplog):
+    real, forged = signing_keys
+    bot = registered_bot(handbook_index, tmp_path)
+    question = activity(connector, "How long must a password be?")
+    cases = {
+        "no kid": (token(real, connector, kid=None), "no signing key (no kid)"),
+        "unknown kid": (token(real, connector, kid="retired-key"), "no signing key matches"),
+        "forged signature": (token(forged, connector), "signature is not valid"),
+        "another bot": (token(real, connector, audience="another-bot"), "wrong audience"),
+        "another issuer": (token(real, connector, issuer=FORGED_ISSUER), "wrong issuer"),
+        "expired": (token(real, connector, expires_in=-3600), "expired"),
+        "not a JWT": ("not-a-jwt", "not a JWT"),
+        "two words": ("two words", "no bearer token"),
+    }
+    try:
+        for case, (bearer, why) in cases.items():
+            refused(bot, question, bearer, why, caplog, case)
+        monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER, f"http://127.0.0.1:{free_port()}/closed")
+        refused(bot, question, token(real, connector), "could not be fetched", caplog, "keys endpoint closed")
+        with StalledKeys() as url:
+            monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER, url)
+            refused(bot, question, token(real, connector), "did not arrive within", caplog, "keys endpoint stalled",
+                    within=3.0)
+        assert connector.calls == [], "nothing was answered"
+    finally:
+        bot.stop()
+
+
+def refused(bot, question: dict, bearer: str, why: str, caplog, case: str, within: float = 1.5) -> None:
+    """`bearer` gets a 401 within `within` seconds, and the log one warning naming `why` and no traceback."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        started = time.monotonic()
+        response = post(bot, question, {"Authorization": f"Bearer {bearer}"})
+        took = time.monotonic() - started
+    assert response.status_code == 401 and response.json() == {"error": "Invalid token or authentication failed."}, case
+    assert took < within, f"{case}: {took:.1f} s"
+    lines = [r for r in caplog.records if r.name not in ("aiohttp.access", "httpx")]  # the request itself
+    assert [(r.levelname, r.name) for r in lines] == [("WARNING", "bot.teams.auth")], (case, [r.getMessage() for r in lines])
+    assert why in lines[0].getMessage() and lines[0].exc_info is None, case
+    assert bearer not in caplog.text, f"{case}: the token is not logged"
 
 
 def test_without_a_registration_or_the_anonymous_mode_teams_is_not_served(handbook_index, tmp_path):

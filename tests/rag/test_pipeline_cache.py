@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import SecretStr
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
@@ -110,7 +111,7 @@ def test_candidates_cached_before_an_access_list_was_added_are_filtered_again(kb
     (docs / "hr").mkdir(parents=True)
     (docs / "hr" / "bonus.md").write_text("# Bonus\n\nThe yearly bonus is paid out in March.\n", encoding="utf-8")
     (docs / "welcome.md").write_text("# Welcome\n\nThe office opens at eight.\n", encoding="utf-8")
-    kb.settings = kb.settings.model_copy(update={"redis_url": redis_process.url})
+    kb.settings = kb.settings.model_copy(update={"redis_url": SecretStr(redis_process.url)})
     build(kb, [docs])
     finder = make_pipeline(kb).finder
     channel = Scope(None, frozenset())
