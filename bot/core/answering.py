@@ -115,7 +115,7 @@ class Answerer:
             return await self._fail(reply, FAILED, question, "failed")
         if self.metrics is not None:
             self.metrics.answered(final, question.platform)
-        answer_id = await asyncio.to_thread(self.record, final, question)  # an fsync'd write: off the loop
+        answer_id = await self._record(final, question)
         try:
             await reply.finish(final, answer_id)
         except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build
@@ -125,6 +125,14 @@ class Answerer:
                 self.metrics.failed("unfinished", question.platform)
             await self._tell(reply.notice(NOT_FINISHED), question)
         return final
+
+    async def _record(self, answer: Answer, question: Question) -> str | None:
+        """The recorded answer's id; None when it could not be recorded (the answer is shown without votes)."""
+        try:
+            return await asyncio.to_thread(self.record, answer, question)  # an fsync'd write: off the loop
+        except Exception as exc:  # noqa: BLE001 - e.g. the feedback database is locked or full
+            _log.error("could not record the answer for feedback: %r", exc, extra={"event_id": question.event_id})
+            return None
 
     def record(self, answer: Answer, question: Question) -> str:
         """Keep the answer as shown, for feedback (blocking); its id."""
@@ -143,5 +151,6 @@ class Answerer:
     async def _tell(self, telling: Awaitable[None], question: Question) -> None:
         try:
             await telling
-        except DeliveryError as exc:
-            _log.error("could not tell the user about a failure: %s", exc.reason, extra={"event_id": question.event_id})
+        except Exception as exc:  # noqa: BLE001 - nothing more can reach the user; the log says why
+            reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
+            _log.error("could not tell the user about a failure: %s", reason, extra={"event_id": question.event_id})

@@ -112,10 +112,12 @@ def markdown_pieces(text: str, limit: int = MARKDOWN_LIMIT) -> list[str]:
 
 def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     chunk = citation.chunk
-    label = escape(citation.location)
+    room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
+    label = cut(escape(citation.location), room)
     if chunk.url:
         title = escape(chunk.title)
-        label = label.replace(title, f"<{chunk.url}|{title}>", 1)
+        linked = label.replace(title, f"<{chunk.url}|{title}>", 1)
+        label = linked if len(linked) <= room else label
     accessory = None
     if answer_id:
         accessory = ButtonElement(text="Show source", action_id=SHOW_SOURCE,

@@ -1,0 +1,126 @@
+"""Every answer finishes and every failure is told: whatever breaks after the first streamed byte (the
+feedback database, Slack's connection, a footnote too long for Slack) ends in the finished message or a short
+notice, and the stream is stopped. Also: rate limits lend the answer slot, thread ownership is asked once,
+an empty assistant message gets the friendly prompt."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from tests.bot.harness import TEAM, start_bot, wait_for
+from tests.bot.slack_ui import open_home, published
+from tests.bot.test_bot import CHANNEL, answer_text, block_texts, mention
+from tests.conftest import build
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.slack_api import SECTION_TEXT_LIMIT, SlackApiServer
+
+PASSWORDS = "Passwords must be at least 14 characters long [1]. They are kept in the password manager [1]."
+
+
+@pytest.fixture
+def slack():
+    with SlackApiServer(users={"U0ADMIN01": {}, "U0PLAIN01": {}}) as server:
+        yield server
+        server.assert_no_rejections()
+
+
+def run_bot(index, slack, tmp_path, **settings):
+    data_dir, index_dir = index
+    return start_bot(data_dir, index_dir, slack.base_url, **{"gate_threshold": 0.85,
+                                                             "feedback_db": tmp_path / "feedback.sqlite3", **settings})
+
+
+def finished(slack: SlackApiServer) -> list:
+    """chat.update calls that put a finished answer (its footnotes) in place, with or without votes."""
+    return [c for c in slack.calls_to("chat.update")
+            if any(b.get("type") == "divider" for b in c.args.get("blocks") or [])]
+
+
+def stream_ts(slack: SlackApiServer) -> str:
+    return slack.calls_to("chat.startStream")[0].response["ts"]
+
+
+# ---------------------------------------------------------------------------------- item 9: after the first byte
+
+
+def test_a_locked_feedback_database_still_ends_in_the_finished_answer(handbook_index, slack, tmp_path, caplog):
+    feedback_db = tmp_path / "feedback.sqlite3"
+    bot = run_bot(handbook_index, slack, tmp_path, feedback_db=feedback_db)
+    holder = sqlite3.connect(feedback_db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the database: every write waits, then fails
+    try:
+        with caplog.at_level(logging.ERROR, logger="bot.core.answering"):
+            bot.event(mention(slack, "How long must a password be?"))
+            final = wait_for(lambda: finished(slack), timeout=60)[0]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        bot.stop()
+    assert "14 characters" in answer_text(final.args["blocks"])
+    assert final.args["ts"] == stream_ts(slack) and slack.stream_state(CHANNEL, stream_ts(slack)) == "stopped"
+    assert not any(b["type"] == "context_actions" for b in final.args["blocks"]), "no votes on an unrecorded answer"
+    assert any("could not record the answer for feedback" in r.getMessage() and "locked" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_slack_dropping_the_connection_on_append_still_ends_in_the_finished_answer(handbook_index, slack, tmp_path):
+    with FakeOpenAIServer() as models:
+        models.script.chat_reply, models.script.chat_pieces, models.script.piece_delay = PASSWORDS * 3, 24, 0.05
+        slack.drop_next("chat.appendStream", times=2)  # slack_sdk retries a dropped connection once
+        bot = run_bot(handbook_index, slack, tmp_path, answer_base_url=models.base_url, answer_model="m")
+        try:
+            event = mention(slack, "How long must a password be?")
+            bot.event(event)
+            final = wait_for(lambda: finished(slack))[0]
+        finally:
+            bot.stop()
+    assert [c.status for c in slack.calls_to("chat.appendStream")][:2] == [0, 0], "the connection was dropped"
+    assert slack.stream_state(CHANNEL, stream_ts(slack)) == "stopped"
+    assert final.args["ts"] == stream_ts(slack) and answer_text(final.args["blocks"]).count("14 characters") == 3
+    replies = [m for m in slack.thread(CHANNEL, event["ts"]) if m.get("bot_id")]
+    assert not any("went wrong" in m["text"] for m in replies)
+
+
+# ------------------------------------------------------------------------- item 8: footnotes within Slack's limits
+
+LONG_TITLE = "Travel & <Expenses> & Allowances " * 70  # ~2,300 characters, ~3,000 escaped
+LONG_HEADING = "Meals & <Lunch> " * 40
+
+
+@pytest.fixture(scope="module")
+def long_title_index(shared_data_dir, tmp_path_factory):
+    docs = tmp_path_factory.mktemp("long-title-docs")
+    (docs / "lunch.md").write_text(
+        f"---\ntitle: {LONG_TITLE.strip()}\n---\n\n# {LONG_TITLE.strip()}\n\n## {LONG_HEADING.strip()}\n\n"
+        "Lunch on a business trip is reimbursed up to 30 EUR per day with a receipt.\n", encoding="utf-8")
+    index_dir = tmp_path_factory.mktemp("long-title-index")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [docs])
+    return shared_data_dir, index_dir
+
+
+def test_a_footnote_longer_than_a_section_is_cut_and_the_answer_finishes(long_title_index, slack, tmp_path):
+    with FakeOpenAIServer() as models:
+        models.script.chat_reply = "Lunch is reimbursed up to 30 EUR per day [1]."
+        bot = run_bot(long_title_index, slack, tmp_path, answer_base_url=models.base_url, answer_model="m",
+                      gate_threshold=0.0)
+        try:
+            bot.event(mention(slack, "How much is lunch reimbursed on a trip?"))
+            final = wait_for(lambda: finished(slack))[0]
+            cited = bot.services.feedback.answer(
+                next(b for b in final.args["blocks"] if b["type"] == "context_actions")["elements"][0]
+                ["positive_button"]["value"].split(":", 1)[1]).citations[0]
+        finally:
+            bot.stop()
+    assert len(cited.location.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")) > SECTION_TEXT_LIMIT
+    footnote = next(b for b in final.args["blocks"] if b.get("accessory", {}).get("action_id") == "show_source")
+    text = footnote["text"]["text"]
+    assert text.startswith("*[1]* Travel &amp; &lt;Expenses&gt;") and text.endswith("…") and len(text) <= 3000
+    assert "30 EUR" in block_texts(final.args["blocks"])
+    assert slack.stream_state(CHANNEL, stream_ts(slack)) == "stopped"
