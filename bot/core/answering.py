@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -75,6 +77,52 @@ class ReplySink(Protocol):
         """A short message of its own after whatever the reply already shows."""
 
 
+class _Slot:
+    """One of the Answerer's answer slots, held by the task answering; lent out while that task only waits."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self.held = False
+
+    async def __aenter__(self) -> _Slot:
+        await self._slots.acquire()
+        self.held = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.held:
+            self.held = False
+            self._slots.release()
+
+    @asynccontextmanager
+    async def lent(self) -> AsyncIterator[None]:
+        if not self.held:
+            yield
+            return
+        self.held = False
+        self._slots.release()
+        try:
+            yield
+        finally:
+            await self._slots.acquire()  # cancelled meanwhile: not held, so not released twice
+            self.held = True
+
+
+_slot: ContextVar[_Slot | None] = ContextVar("answer_slot", default=None)
+
+
+@asynccontextmanager
+async def slot_lent() -> AsyncIterator[None]:
+    """While the answer being worked on only waits (e.g. out a platform's rate limit), another question may
+    use its slot; it waits its turn for one again afterwards."""
+    slot = _slot.get()
+    if slot is None:
+        yield
+        return
+    async with slot.lent():
+        yield
+
+
 class Answerer:
     def __init__(self, pipeline: AnswerPipeline, feedback: FeedbackStore, *, max_concurrent: int = 4,
                  metrics: Metrics | None = None) -> None:
@@ -88,8 +136,12 @@ class Answerer:
     async def answer(self, question: Question, reply: ReplySink, *,
                      no_index_message: str = no_index("the reindex command")) -> Answer | None:
         """The finished answer (None when it failed or was stopped; the user was told)."""
-        async with self._slots:
-            return await self._answer(question, reply, no_index_message)
+        async with _Slot(self._slots) as slot:
+            token = _slot.set(slot)
+            try:
+                return await self._answer(question, reply, no_index_message)
+            finally:
+                _slot.reset(token)
 
     async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
         final: Answer | None = None

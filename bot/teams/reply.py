@@ -18,7 +18,7 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
 
-from bot.core.answering import DeliveryError
+from bot.core.answering import DeliveryError, slot_lent
 from bot.core.memory import ConversationMemory
 from bot.teams.citations import cut, held_back, neutral, teams_citations
 from rag.types import Answer
@@ -71,7 +71,8 @@ async def _retrying(context: TurnContext, payload: object, call: Callable[[], Aw
                 raise
             wait = _retry_after(exc) if exc.status == 429 else 0.5 * 2**attempt
             _log.warning("Bot Connector answered %s; retrying in %.1f s", exc.status, wait)
-            await asyncio.sleep(wait)
+            async with slot_lent():  # an answer waiting here lets the next question have its slot
+                await asyncio.sleep(wait)
     raise AssertionError("unreachable")
 
 

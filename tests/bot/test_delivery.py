@@ -124,3 +124,27 @@ def test_a_footnote_longer_than_a_section_is_cut_and_the_answer_finishes(long_ti
     assert text.startswith("*[1]* Travel &amp; &lt;Expenses&gt;") and text.endswith("…") and len(text) <= 3000
     assert "30 EUR" in block_texts(final.args["blocks"])
     assert slack.stream_state(CHANNEL, stream_ts(slack)) == "stopped"
+
+
+# --------------------------------------------------------------------- item 10: rate limits lend the answer slot
+
+
+def test_an_answer_waiting_out_a_rate_limit_lends_its_slot_and_waits_at_most_ten_seconds(handbook_index, slack,
+                                                                                          tmp_path):
+    slack.fail_next("chat.appendStream", status=429, retry_after=30)
+    bot = run_bot(handbook_index, slack, tmp_path, chat_settings={"AIE_MAX_CONCURRENT_ANSWERS": 1})
+    try:
+        first = mention(slack, "出差吃饭能报多少?")
+        bot.event(first)
+        limited = wait_for(lambda: [c for c in slack.calls_to("chat.appendStream") if c.status == 429])[0]
+        second = mention(slack, "How long must a password be?")
+        bot.event(second)
+        wait_for(lambda: len(finished(slack)) == 2, timeout=60)
+    finally:
+        bot.stop()
+    streams = {c.args["thread_ts"]: c.response["ts"] for c in slack.calls_to("chat.startStream")}
+    done = {c.args["ts"]: c.time for c in finished(slack)}
+    retried = next(c for c in slack.calls_to("chat.appendStream")
+                   if c.time > limited.time and c.args["ts"] == streams[first["ts"]])
+    assert done[streams[second["ts"]]] < retried.time, "the second question was answered during the wait"
+    assert 9.5 <= retried.time - limited.time <= 12, "Retry-After is honoured up to 10 seconds"
