@@ -148,3 +148,33 @@ def test_an_answer_waiting_out_a_rate_limit_lends_its_slot_and_waits_at_most_ten
                    if c.time > limited.time and c.args["ts"] == streams[first["ts"]])
     assert done[streams[second["ts"]]] < retried.time, "the second question was answered during the wait"
     assert 9.5 <= retried.time - limited.time <= 12, "Retry-After is honoured up to 10 seconds"
+
+
+# ------------------------------------------------------------------------ item 13: whose thread, asked once
+
+
+def test_thread_chatter_asks_slack_once_per_thread_and_a_thread_the_bot_answers_is_its_own_at_once(
+        handbook_index, slack, tmp_path):
+    bot = run_bot(handbook_index, slack, tmp_path)
+    try:
+        root = slack.seed_message(CHANNEL, "lunch plans?", user="U0PLAIN01")
+
+        def chatter(text: str) -> None:
+            ts = slack.seed_message(CHANNEL, text, user="U0PLAIN01", thread_ts=root)
+            bot.event({"type": "message", "channel_type": "channel", "channel": CHANNEL, "user": "U0PLAIN01",
+                       "text": text, "ts": ts, "thread_ts": root, "team": TEAM})
+
+        for n in range(5):
+            chatter(f"pizza again, round {n}?")
+        wait_for(lambda: slack.calls_to("conversations.replies"))
+        time.sleep(2)
+        assert len(slack.calls_to("conversations.replies")) == 1, "one look-up for five replies in the thread"
+        assert not slack.calls_to("chat.startStream")
+        bot.event(mention(slack, "How long must a password be?", thread_ts=root))
+        wait_for(lambda: finished(slack))
+        chatter("and where do I store it?")
+        wait_for(lambda: len(slack.calls_to("chat.startStream")) == 2, timeout=30)  # answered, without a mention
+        histories = [c for c in slack.calls_to("conversations.replies") if c.args["limit"] == 100]
+        assert len(slack.calls_to("conversations.replies")) - len(histories) == 1, "whose thread: asked once"
+    finally:
+        bot.stop()
