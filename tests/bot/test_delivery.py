@@ -178,3 +178,25 @@ def test_thread_chatter_asks_slack_once_per_thread_and_a_thread_the_bot_answers_
         assert len(slack.calls_to("conversations.replies")) - len(histories) == 1, "whose thread: asked once"
     finally:
         bot.stop()
+
+
+# ------------------------------------------------------------------------ item 16a: an empty assistant message
+
+
+def test_an_empty_message_in_the_assistant_pane_gets_the_friendly_prompt(handbook_index, slack, tmp_path, caplog):
+    bot = run_bot(handbook_index, slack, tmp_path)
+    thread_ts = "1700000000.000100"
+    try:
+        with caplog.at_level(logging.INFO):
+            ts = slack.seed_message("D0ASSIST1", "", user="U0PLAIN01", thread_ts=thread_ts)
+            bot.event({"type": "message", "channel_type": "im", "channel": "D0ASSIST1", "user": "U0PLAIN01",
+                       "text": "", "ts": ts, "thread_ts": thread_ts, "team": TEAM,
+                       "assistant_thread": {"action_token": "x"}})
+            reply = wait_for(lambda: slack.calls_to("chat.postMessage"))[0]
+            time.sleep(1)
+    finally:
+        bot.stop()
+    assert reply.args["text"] == "Ask me a question about the company's documents :wave:"
+    assert reply.args["thread_ts"] == thread_ts
+    assert not [c for c in slack.calls if "went wrong" in json.dumps(c.args)]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

@@ -19,6 +19,7 @@ QUESTION_TTL = 24 * 3600
 BOT_THREAD_TTL = 30 * 24 * 3600
 NOT_BOT_THREAD_TTL = 600
 BOT_THREAD, NOT_BOT_THREAD = b"1", b"0"
+EMPTY_QUESTION = "Ask me a question about the company's documents :wave:"
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 
 
@@ -84,6 +85,12 @@ async def thread_history(client: AsyncWebClient, channel: str, thread_ts: str, c
         elif text:
             pending = text
     return pairs[-turns:]
+
+
+async def ask_for_a_question(client: AsyncWebClient, event: dict) -> None:
+    """The reply to a message with nothing to answer (e.g. a bare mention)."""
+    await client.chat_postMessage(channel=event["channel"], thread_ts=event.get("thread_ts") or event["ts"],
+                                  text=EMPTY_QUESTION)
 
 
 async def answer_in_thread(services: SlackServices, client: AsyncWebClient, event: dict, text: str,
