@@ -200,3 +200,39 @@ def test_an_empty_message_in_the_assistant_pane_gets_the_friendly_prompt(handboo
     assert reply.args["thread_ts"] == thread_ts
     assert not [c for c in slack.calls if "went wrong" in json.dumps(c.args)]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+# ------------------------------------------------------------------ item 5: file names cannot ping, link or overflow
+
+EVIL = "a` <!channel> <mailto:x|Open> `.md"
+
+
+def test_a_reindex_report_names_files_inertly_and_fits_slack_in_the_channel_and_the_home_tab(slack, tmp_path,
+                                                                                             shared_data_dir):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "start.md").write_text("# Start\n\nThe office opens at eight.\n", encoding="utf-8")
+    KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])
+    (docs / EVIL).write_text("# Evil\n\nNothing to see here, just a name.\n", encoding="utf-8")
+    folder = docs / f"archive-{'y' * 150}"
+    folder.mkdir()
+    long_names = [f"{folder.name}/policy-{'x' * 150}-{n:02d}.md" for n in range(31)]  # 321 characters each
+    for n, name in enumerate(long_names):
+        (docs / name).write_text(f"# Policy {n}\n\nRule number {n} applies on day {n}.\n", encoding="utf-8")
+    bot = start_bot(shared_data_dir, tmp_path / "index", slack.base_url)
+    try:
+        bot.command("/reindex", "U0ADMIN01")
+        report = wait_for(lambda: [c for c in slack.calls_to("chat.update")
+                                   if "Reindex finished" in c.args.get("text", "")], timeout=180)[0].args["text"]
+        open_home(bot, slack, "U0ADMIN01")
+        home = "\n".join(b["text"]["text"] for b in published(slack, "U0ADMIN01")["blocks"]
+                          if b["type"] == "section")  # as sent: Slack's escapes kept
+    finally:
+        bot.stop()
+    assert "Added 32" in report and len(report) <= 4000
+    shown = [n for n in long_names if f"{n[-30:]}`" in report]  # long names are cut in the middle
+    assert shown and f"{31 - len(shown)} more" in report, "the first names are listed, the rest counted"
+    for text in (report, home):
+        assert "<!channel>" not in text and "<mailto:" not in text, "no @channel ping, no link"
+        assert "`aˋ &lt;!channel&gt; &lt;mailto:x|Open&gt; ˋ.md`" in text, "the name, whole, inside its code span"
+    assert "Last reindex" in home
