@@ -1,10 +1,13 @@
 """A Teams answer longer than one Teams message arrives whole: as several messages through the local Bot
-Connector (which refuses a message over 40 KB), each with the citations of its own markers."""
+Connector (which refuses a message over 40 KB), each with the citations of its own markers. A file name in
+a reindex report is code that nothing in the name can end."""
 
 from __future__ import annotations
 
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
 from tests.bot.harness import wait_for
-from tests.bot.teams_ui import activity, answer_of, post, start_teams_bot
+from tests.bot.teams_ui import ADMIN, activity, answer_of, post, start_teams_bot
 from tests.fakes.bot_connector import MESSAGE_BYTES
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -41,3 +44,20 @@ def test_a_long_teams_answer_arrives_whole_in_several_messages_with_their_citati
     assert later is not None and later.answer_id == recorded.answer_id, "a vote on any part finds the answer"
     streamed = [c for c in connector.calls_to(CHAT) if c.type == "typing" and c.text]
     assert all(len(c.text.encode("utf-16-le")) < MESSAGE_BYTES for c in streamed)
+
+
+def test_a_teams_reindex_report_shows_a_file_name_as_code_it_cannot_break_out_of(tmp_path, connector,
+                                                                               shared_data_dir):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "start.md").write_text("# Start\n\nThe office opens at eight.\n", encoding="utf-8")
+    KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])
+    (docs / "a` [Open](https:⁄⁄evil.example) **bold** `.md").write_text("# Evil\n\nJust a name.\n", encoding="utf-8")
+    bot = start_teams_bot((shared_data_dir, tmp_path / "index"), tmp_path)
+    try:
+        post(bot, activity(connector, "reindex", conversation="a:admin-chat", user=ADMIN))
+        done = wait_for(lambda: [c for c in connector.calls_to("a:admin-chat") if "Reindex finished" in c.text],
+                        timeout=120)[0]
+    finally:
+        bot.stop()
+    assert "**Added:** `aˋ [Open](https:⁄⁄evil.example) **bold** ˋ.md`" in done.text, "one code span, whole"
