@@ -137,11 +137,11 @@ class Answerer:
                      no_index_message: str = no_index("the reindex command")) -> Answer | None:
         """The finished answer (None when it failed or was stopped; the user was told)."""
         async with _Slot(self._slots) as slot:
-            token = _slot.set(slot)
+            _slot.set(slot)  # in this task's own context (each event is answered in a task of its own)
             try:
                 return await self._answer(question, reply, no_index_message)
             finally:
-                _slot.reset(token)
+                _slot.set(None)  # not reset(): a task closed at shutdown finishes in another context
 
     async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
         final: Answer | None = None
