@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -75,6 +77,52 @@ class ReplySink(Protocol):
         """A short message of its own after whatever the reply already shows."""
 
 
+class _Slot:
+    """One of the Answerer's answer slots, held by the task answering; lent out while that task only waits."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self.held = False
+
+    async def __aenter__(self) -> _Slot:
+        await self._slots.acquire()
+        self.held = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.held:
+            self.held = False
+            self._slots.release()
+
+    @asynccontextmanager
+    async def lent(self) -> AsyncIterator[None]:
+        if not self.held:
+            yield
+            return
+        self.held = False
+        self._slots.release()
+        try:
+            yield
+        finally:
+            await self._slots.acquire()  # cancelled meanwhile: not held, so not released twice
+            self.held = True
+
+
+_slot: ContextVar[_Slot | None] = ContextVar("answer_slot", default=None)
+
+
+@asynccontextmanager
+async def slot_lent() -> AsyncIterator[None]:
+    """While the answer being worked on only waits (e.g. out a platform's rate limit), another question may
+    use its slot; it waits its turn for one again afterwards."""
+    slot = _slot.get()
+    if slot is None:
+        yield
+        return
+    async with slot.lent():
+        yield
+
+
 class Answerer:
     def __init__(self, pipeline: AnswerPipeline, feedback: FeedbackStore, *, max_concurrent: int = 4,
                  metrics: Metrics | None = None) -> None:
@@ -88,8 +136,12 @@ class Answerer:
     async def answer(self, question: Question, reply: ReplySink, *,
                      no_index_message: str = no_index("the reindex command")) -> Answer | None:
         """The finished answer (None when it failed or was stopped; the user was told)."""
-        async with self._slots:
-            return await self._answer(question, reply, no_index_message)
+        async with _Slot(self._slots) as slot:
+            _slot.set(slot)  # in this task's own context (each event is answered in a task of its own)
+            try:
+                return await self._answer(question, reply, no_index_message)
+            finally:
+                _slot.set(None)  # not reset(): a task closed at shutdown finishes in another context
 
     async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
         final: Answer | None = None
@@ -115,7 +167,7 @@ class Answerer:
             return await self._fail(reply, FAILED, question, "failed")
         if self.metrics is not None:
             self.metrics.answered(final, question.platform)
-        answer_id = await asyncio.to_thread(self.record, final, question)  # an fsync'd write: off the loop
+        answer_id = await self._record(final, question)
         try:
             await reply.finish(final, answer_id)
         except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build
@@ -125,6 +177,14 @@ class Answerer:
                 self.metrics.failed("unfinished", question.platform)
             await self._tell(reply.notice(NOT_FINISHED), question)
         return final
+
+    async def _record(self, answer: Answer, question: Question) -> str | None:
+        """The recorded answer's id; None when it could not be recorded (the answer is shown without votes)."""
+        try:
+            return await asyncio.to_thread(self.record, answer, question)  # an fsync'd write: off the loop
+        except Exception as exc:  # noqa: BLE001 - e.g. the feedback database is locked or full
+            _log.error("could not record the answer for feedback: %r", exc, extra={"event_id": question.event_id})
+            return None
 
     def record(self, answer: Answer, question: Question) -> str:
         """Keep the answer as shown, for feedback (blocking); its id."""
@@ -143,5 +203,6 @@ class Answerer:
     async def _tell(self, telling: Awaitable[None], question: Question) -> None:
         try:
             await telling
-        except DeliveryError as exc:
-            _log.error("could not tell the user about a failure: %s", exc.reason, extra={"event_id": question.event_id})
+        except Exception as exc:  # noqa: BLE001 - nothing more can reach the user; the log says why
+            reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
+            _log.error("could not tell the user about a failure: %s", reason, extra={"event_id": question.event_id})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,6 +19,25 @@ _log = logging.getLogger(__name__)
 BUSY = "A reindex is already running — its progress message is in the conversation where it was started."
 
 
+_UNSAFE_IN_CODE = re.compile(r"[`\x00-\x1f\x7f\u2028\u2029]")
+NAME_CHARS = 120  # a longer file name is shown cut in the middle
+REPORT_CHARS = 3900  # what a report may take: Slack's chat.update takes 4,000 characters of text
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code that nothing in it can end: backticks become look-alikes (ˋ), line breaks and
+    control characters spaces. (Mention and link syntax is the platform's `escape`'s job.)"""
+    return "`" + _UNSAFE_IN_CODE.sub(lambda m: "ˋ" if m.group() == "`" else " ", text) + "`"
+
+
+def shortened(name: str, limit: int = NAME_CHARS) -> str:
+    """A long file name cut in the middle, so that its folder and its extension both stay readable."""
+    if len(name) <= limit:
+        return name
+    keep = limit - 1
+    return name[: keep - keep // 3] + "…" + name[len(name) - keep // 3 :]
+
+
 @dataclass(frozen=True)
 class TextStyle:
     """A chat platform's markup for the reindex texts."""
@@ -27,6 +47,11 @@ class TextStyle:
     failed: str
     bold: str = "*"  # wraps bold text
     italic: str = "_"
+    escape: Callable[[str], str] = str  # other text made inert for the platform (no mention, no link)
+
+    def name(self, name: str) -> str:
+        """A file name as inline code, escaped: it can neither format, mention nor link."""
+        return code_span(self.escape(shortened(name)))
 
 
 class ReindexBusy(RuntimeError):
@@ -71,11 +96,21 @@ Visible = Callable[[str], bool]  # whether a file's name may be shown where the 
 OUTSIDE = "outside this conversation's scope"
 
 
-def report_text(report: IndexReport, style: TextStyle, limit: int = 15, visible: Visible | None = None) -> str:
-    """The report; with `visible`, the names of files it rejects are only counted (the totals stay whole)."""
+def report_text(report: IndexReport, style: TextStyle, limit: int = 15, visible: Visible | None = None,
+                max_chars: int = REPORT_CHARS) -> str:
+    """The report; with `visible`, the names of files it rejects are only counted (the totals stay whole).
+    At most `limit` names a list, fewer when the report would exceed `max_chars`: the rest are counted."""
     if report.up_to_date:
         return (f"{style.done} The knowledge base is already up to date ({report.chunks} passages, "
                 f"version `{report.version}`).")
+    for shown in range(limit, -1, -1):
+        text = _report_text(report, style, shown, visible)
+        if len(text) <= max_chars:
+            return text
+    return text[: max_chars - 1] + "…"  # counts alone do not fit: not with a sane max_chars
+
+
+def _report_text(report: IndexReport, style: TextStyle, limit: int, visible: Visible | None) -> str:
     b, i = style.bold, style.italic
     lines = [
         f"{style.done} Reindex finished in {report.seconds:.0f} s — now serving version `{report.version}` "
@@ -86,9 +121,9 @@ def report_text(report: IndexReport, style: TextStyle, limit: int = 15, visible:
     for title, names in (("Added", report.added), ("Changed", report.changed), ("Removed", report.removed)):
         if names:
             listed, hidden = _visible(names, visible)
-            parts = [", ".join(f"`{n}`" for n in listed[:limit])] if listed else []
+            parts = [", ".join(style.name(n) for n in listed[:limit])] if listed[:limit] else []
             if len(listed) > limit:
-                parts.append(f"{len(listed) - limit} more")
+                parts.append(f"{len(listed) - limit} more" if limit else _files(len(listed)))
             if hidden:
                 parts.append(f"{hidden} more {OUTSIDE}" if listed else f"{hidden} {OUTSIDE}")
             lines.append(f"{b}{title}:{b} " + " and ".join(parts))
@@ -96,14 +131,18 @@ def report_text(report: IndexReport, style: TextStyle, limit: int = 15, visible:
         listed, hidden = _visible(sorted(report.skipped), visible)
         lines.append(f"{b}Skipped:{b}")
         for name in listed[:limit]:
-            lines.append(f"• `{name}` — {report.skipped[name]}")
+            lines.append(f"• {style.name(name)} — {style.escape(report.skipped[name])}")
         if len(listed) > limit:
-            lines.append(f"• … and {len(listed) - limit} more")
+            lines.append(f"• … and {len(listed) - limit} more" if limit else f"• {_files(len(listed))}")
         if hidden:
             lines.append(f"• {'… and ' if listed else ''}{hidden}{' more' if listed else ''} {OUTSIDE}")
     if report.rebuild_reason:
-        lines.append(f"{i}Full rebuild: {report.rebuild_reason}{i}")
+        lines.append(f"{i}Full rebuild: {style.escape(report.rebuild_reason)}{i}")
     return "\n".join(lines)
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
 
 
 def _visible(names: list[str], visible: Visible | None) -> tuple[list[str], int]:
@@ -130,9 +169,11 @@ class ReindexRun:
         return self.report is not None
 
 
-def run_text(run: ReindexRun, style: TextStyle) -> str:
+def run_text(run: ReindexRun, style: TextStyle, max_chars: int = REPORT_CHARS) -> str:
     """A finished run's report, or its failure, as the admin was told."""
-    return report_text(run.report, style) if run.report is not None else failure_text(run.reason, style)
+    if run.report is None:
+        return failure_text(run.reason, style)
+    return report_text(run.report, style, max_chars=max_chars)
 
 
 class Reindexer:

@@ -9,11 +9,12 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import AsyncServerErrorRetryHandler
 
 from bot.core.logs import event_id_var
 from bot.slack.config import MissingCredentials, SlackSettings
 from bot.slack.listeners import register
+from bot.slack.retries import RateLimitRetries
 from bot.slack.services import SlackServices
 from cache import cache_key
 
@@ -29,7 +30,7 @@ def create_app(services: SlackServices) -> AsyncApp:
     app = AsyncApp(token=token.get_secret_value() if token else None,
                    signing_secret=secret.get_secret_value() if secret else "", process_before_response=False)
     app.client.base_url = settings.api_url  # every request's client copies these from the app's
-    app.client.retry_handlers.extend([AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+    app.client.retry_handlers.extend([RateLimitRetries(max_retry_count=3),
                                       AsyncServerErrorRetryHandler(max_retry_count=2)])
 
     @app.middleware

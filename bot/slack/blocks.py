@@ -31,12 +31,11 @@ from slack_sdk.models.views import View
 
 from bot.core.answering import no_index
 from bot.core.reindex import TextStyle
+from bot.core.text import split_text
 from rag.feedback import REASONS
 from rag.links import source_urls, unlink
-from rag.text import hard_split, sentence_spans
 from rag.types import Answer, Chunk, Citation
 
-SLACK_STYLE = TextStyle(working=":hourglass_flowing_sand:", done=":white_check_mark:", failed=":x:")
 NO_INDEX = no_index("`/reindex`")
 SECTION_LIMIT = 3000
 MARKDOWN_LIMIT = 12_000  # Slack's allowance for all markdown blocks of one message together
@@ -64,29 +63,7 @@ def escape(text: str) -> str:
     return re.sub(r"(?<!^)(?<!\n)>", "&gt;", text)
 
 
-def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """Pieces of at most `limit` characters, cut between paragraphs, else sentences, else anywhere."""
-    pieces: list[str] = []
-    current = ""
-    for paragraph in text.split("\n\n"):
-        candidate = f"{current}\n\n{paragraph}" if current else paragraph
-        if len(candidate) <= limit:
-            current = candidate
-            continue
-        if current:
-            pieces.append(current)
-        current = ""
-        for start, end in sentence_spans(paragraph):
-            for a, b in hard_split(paragraph, start, end, limit):
-                piece = paragraph[a:b]
-                if len(current) + len(piece) <= limit:
-                    current += piece
-                else:
-                    pieces.append(current)
-                    current = piece
-    if current:
-        pieces.append(current)
-    return [p for p in pieces if p.strip()]
+SLACK_STYLE = TextStyle(working=":hourglass_flowing_sand:", done=":white_check_mark:", failed=":x:", escape=escape)
 
 
 def escaped_pieces(text: str, limit: int) -> list[str]:
@@ -113,10 +90,12 @@ def markdown_pieces(text: str, limit: int = MARKDOWN_LIMIT) -> list[str]:
 
 def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     chunk = citation.chunk
-    label = escape(citation.location)
+    room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
+    label = cut(escape(citation.location), room)
     if chunk.url:
         title = escape(chunk.title)
-        label = label.replace(title, f"<{chunk.url}|{title}>", 1)
+        linked = label.replace(title, f"<{chunk.url}|{title}>", 1)
+        label = linked if len(linked) <= room else label
     accessory = None
     if answer_id:
         accessory = ButtonElement(text="Show source", action_id=SHOW_SOURCE,

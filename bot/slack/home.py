@@ -130,7 +130,7 @@ def admin_home(data: AdminHome) -> dict:
     blocks += _outside(data.hidden.get("passages", 0), "flagged passage", "flagged passages")
     documents = data.review.get("documents", [])
     if documents:
-        listed = " · ".join(f"`{escape(d['file'])}` ({d['flags']})" for d in documents[:MAX_DOCUMENTS])
+        listed = " · ".join(f"{SLACK_STYLE.name(d['file'])} ({d['flags']})" for d in documents[:MAX_DOCUMENTS])
         if len(documents) > MAX_DOCUMENTS:
             listed += f" · and {len(documents) - MAX_DOCUMENTS} more"
         if data.hidden.get("documents"):
@@ -162,7 +162,7 @@ def _index_status(data: AdminHome) -> list:
         blocks.append(_section(
             f"*Index* version `{escape(manifest.version)}` · {len(manifest.files)} files · "
             f"{manifest.chunk_count} passages{skipped}\nBuilt {built_at(manifest)} from "
-            + ", ".join(f"`{escape(r)}`" for r in manifest.roots[:10])))
+            + ", ".join(SLACK_STYLE.name(r) for r in manifest.roots[:10])))
     if data.running is not None:
         by = f" by {person(data.running.by)}" if data.running.by else ""
         blocks.append(_section(f":hourglass_flowing_sand: A reindex is running (started {when(data.running.started)}"
@@ -174,7 +174,7 @@ def _index_status(data: AdminHome) -> list:
     if last is not None and last.finished is not None:
         by = f" by {person(last.by)}" if last.by else ""
         head = f"*Last reindex* (started {when(last.started)}{by}, finished {when(last.finished)}):\n"
-        blocks.append(_section(head + cut(run_text(last, SLACK_STYLE), SECTION_LIMIT - len(head))))
+        blocks.append(_section(head + run_text(last, SLACK_STYLE, max_chars=SECTION_LIMIT - len(head))))
     elif manifest is not None:
         blocks.append(_context(f"No reindex from Slack since the bot started; the index was built "
                                f"{built_at(manifest)}."))
@@ -217,7 +217,7 @@ def _passages(passages: list[dict[str, Any]]) -> list:
     for entry in passages[:MAX_PASSAGES]:
         status = entry["status"]
         label = f"*{escape(status)}*" + (" (admin)" if entry.get("admin") else "")
-        lines = [f"*{escape(entry['location'])}* · `{escape(entry['file'])}`",
+        lines = [f"*{escape(entry['location'])}* · {SLACK_STYLE.name(entry['file'])}",
                  f">{_snippet(entry.get('text') or '', 280)}" if entry.get("text") else "",
                  f":triangular_flag_on_post: Flagged by {people(entry['flaggers'])}"
                  + (f" · :thumbsup: found helpful by {people(entry['helpers'])}" if entry.get("helpers") else ""),

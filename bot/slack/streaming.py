@@ -13,11 +13,13 @@ the answer is finished as usual.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
@@ -31,15 +33,20 @@ _log = logging.getLogger(__name__)
 UPDATE_TEXT_LIMIT = 3900  # chat.update accepts 4,000 characters of text
 STREAM_APPEND_LIMIT = 12_000
 STOPPED_BY_USER = "stopped_by_user"
+# Slack could not be reached or did not answer in time (after slack_sdk's own retries).
+UNREACHABLE = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
 @asynccontextmanager
 async def delivering() -> AsyncIterator[None]:
-    """Slack's errors as the core's DeliveryError (with Slack's error code as the reason)."""
+    """Slack's errors as the core's DeliveryError (with Slack's error code as the reason, or what kind of
+    connection failure it was)."""
     try:
         yield
     except SlackApiError as exc:
         raise DeliveryError(str(exc.response.get("error") or exc.response.status_code)) from exc
+    except UNREACHABLE as exc:
+        raise DeliveryError(f"{type(exc).__name__} talking to Slack") from exc
 
 
 class ThreadReply:
@@ -99,8 +106,8 @@ class ThreadReply:
             try:
                 await self._stream_append(text)
                 return
-            except SlackApiError as exc:
-                error = exc.response.get("error", "")
+            except (SlackApiError, *UNREACHABLE) as exc:
+                error = exc.response.get("error", "") if isinstance(exc, SlackApiError) else type(exc).__name__
                 if error == STOPPED_BY_USER:
                     raise AnswerStopped(error) from None
                 _log.warning("Slack streaming failed (%s); falling back to message updates", error)
@@ -141,6 +148,8 @@ class ThreadReply:
                 await stream.stop(markdown_text=rest or None)
             except SlackApiError as exc:
                 _log.info("stopping the stream failed: %s", exc.response.get("error"))
+            except UNREACHABLE as exc:
+                _log.info("stopping the stream failed: %s", type(exc).__name__)
 
     async def _update_append(self, text: str) -> None:
         if self._new_message or len(self._shown) + len(text) > UPDATE_TEXT_LIMIT:
@@ -155,7 +164,20 @@ class ThreadReply:
 
     async def finish(self, answer: Answer, answer_id: str | None) -> None:
         async with delivering():
-            await self.finish_blocks(answer.text, answer_blocks(answer, answer_id))
+            try:
+                blocks = answer_blocks(answer, answer_id)
+            except BaseException:  # whatever it was, the draft is shown whole and stops streaming
+                await self._settle()
+                raise
+            await self.finish_blocks(answer.text, blocks)
+
+    async def _settle(self) -> None:
+        """Show the rest of the draft where it is, and stop the stream."""
+        rest, self._pending = self._pending, ""
+        if rest and self.mode == "update" and self.message_ts:
+            await self._update_append(self._escaped(rest))
+        else:
+            await self._end_stream(self._escaped(rest) if rest else "")
 
     async def finish_blocks(self, text: str, blocks: list[dict]) -> list[str]:
         """Replace what was streamed with the final blocks; returns the message timestamps used."""

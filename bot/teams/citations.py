@@ -13,7 +13,7 @@ import re
 from microsoft_agents.activity import ClientCitation, ClientCitationAppearance
 
 from rag.links import source_urls, unlink
-from rag.types import Answer, Chunk, Citation
+from rag.types import Chunk, Citation
 
 NAME_LIMIT, ABSTRACT_LIMIT, KEYWORD_LIMIT, KEYWORDS = 80, 160, 28, 3
 CARD_FORMAT = "application/vnd.microsoft.card.adaptive"
@@ -71,11 +71,3 @@ def teams_citation(citation: Citation) -> ClientCitation:
         text=_card(citation),
         encoding_format=CARD_FORMAT,
     ))
-
-
-def teams_citations(answer: Answer) -> list[ClientCitation]:
-    """One citation per footnote, position n for marker `[n]` (the answer's markers are 1, 2, … in order)."""
-    ordered = sorted(answer.citations, key=lambda c: c.marker)
-    if [c.marker for c in ordered] != list(range(1, len(ordered) + 1)):
-        raise ValueError("an answer's citation markers must be 1, 2, … without gaps")
-    return [teams_citation(c) for c in ordered]

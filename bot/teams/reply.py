@@ -18,18 +18,19 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
 
-from bot.core.answering import DeliveryError
+from bot.core.answering import DeliveryError, slot_lent
 from bot.core.memory import ConversationMemory
-from bot.teams.citations import cut, held_back, neutral, teams_citations
+from bot.teams.citations import cut, held_back, neutral
+from bot.teams.parts import Part, answer_parts
 from rag.types import Answer
 
 _log = logging.getLogger(__name__)
 
 SEARCHING = "Searching the knowledge base…"
 INFORMATIVE_LIMIT = 1000  # Teams' limit for an informative update
-# A bot message may carry 40 KB (UTF-16) with its citations: the text keeps well inside that.
-TEXT_LIMIT = 12_000
-TOO_LONG = "\n\n_(The answer was cut here to fit one Teams message; ask a narrower question for the rest.)_"
+# Teams sends each streamed update with the whole text so far: beyond this the rest waits for the final
+# messages (bot.teams.parts), which a message's 40 KB would otherwise refuse.
+STREAM_CHARS = 8000
 RETRIES, MAX_WAIT = 3, 10.0
 
 
@@ -71,7 +72,8 @@ async def _retrying(context: TurnContext, payload: object, call: Callable[[], Aw
                 raise
             wait = _retry_after(exc) if exc.status == 429 else 0.5 * 2**attempt
             _log.warning("Bot Connector answered %s; retrying in %.1f s", exc.status, wait)
-            await asyncio.sleep(wait)
+            async with slot_lent():  # an answer waiting here lets the next question have its slot
+                await asyncio.sleep(wait)
     raise AssertionError("unreachable")
 
 
@@ -100,6 +102,7 @@ class TeamsReply:
         self.message_ids: list[str] = []  # what the connector called the messages of this reply
         self._answer_id: str | None = None
         self._pending = ""
+        self._streamed = 0  # characters queued for streaming
         self._typing = None if streaming else TypingIndicator(
             context, typing_options=TypingOptions(initial_delay_ms=0, interval_ms=3000))
         context.on_send_activities(self._remember_ids)
@@ -131,26 +134,32 @@ class TeamsReply:
 
     async def append(self, text: str) -> None:
         ready, self._pending = held_back(self._pending + text)
-        if ready:
+        if ready and self._streamed < STREAM_CHARS:
+            self._streamed += len(ready)
             self.stream.queue_text_chunk(neutral(ready))
 
     async def finish(self, answer: Answer, answer_id: str | None) -> None:
         text = neutral(answer.text)
-        if len(text) > TEXT_LIMIT:
-            text = text[:TEXT_LIMIT] + TOO_LONG
         notes = [f"⚠️ {n}" for n in answer.notices]
         if answer.uncited:
             notes.append(f"❔ {len(answer.uncited)} sentence(s) could not be matched to a source.")
         if notes:
             text += "\n\n" + "\n\n".join(f"_{n}_" for n in notes)
-        self.stream.set_generated_by_ai_label(True)
-        self.stream.set_feedback_loop(answer_id is not None)
+        first, *more = answer_parts(text, answer.citations)
         if self.memory is not None:  # before it is shown: a follow-up may come at once
             await self.memory.add_turn(self.context.activity.conversation.id, self.question, answer.text)
         self._answer_id = answer_id
         await self._link(self.message_ids)  # a stream's messages, named before its end
         async with delivering():
-            await self.stream.end_with(text, teams_citations(answer))
+            await self._end(self.stream, first, answer_id)
+            for part in more:  # messages of their own, after the streamed one
+                await self._end(AnswerStream(self.context, streaming=False), part, answer_id)
+
+    @staticmethod
+    async def _end(stream: AnswerStream, part: Part, answer_id: str | None) -> None:
+        stream.set_generated_by_ai_label(True)
+        stream.set_feedback_loop(answer_id is not None)
+        await stream.end_with(part.text, part.citations)
 
     async def fail(self, message: str) -> None:
         self._pending = ""

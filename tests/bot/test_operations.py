@@ -117,4 +117,4 @@ def test_building_the_app_logs_no_unused_token_warning(monkeypatch, caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
     assert app.client.token == "xoxb-from-the-environment" and app.client.base_url == "http://127.0.0.1:9/api/"
     handlers = {type(h).__name__ for h in app.client.retry_handlers}
-    assert {"AsyncRateLimitErrorRetryHandler", "AsyncServerErrorRetryHandler"} <= handlers
+    assert {"RateLimitRetries", "AsyncServerErrorRetryHandler"} <= handlers  # rate limits: waits capped

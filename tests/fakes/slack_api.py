@@ -39,7 +39,7 @@ override with ``reference_dir=`` or ``$SLACK_API_REF``): ``methods/<group>/<meth
   text ≤ 3000 (not empty), section fields ≤ 10 × 2000, header plain_text ≤ 150, markdown blocks ≤ 12,000
   characters together (Slack's "cumulative limit for all markdown blocks in a single payload"; over it →
   ``msg_blocks_too_long`` where documented, else ``invalid_blocks``), context ≤ 10 elements, actions ≤ 25
-  elements, block_id ≤ 255. Messages mimic Slack's ``[ERROR] … [json-pointer:/blocks/0/text/text]``.
+  elements (each text ≤ 3000), block_id ≤ 255. Messages mimic Slack's ``[ERROR] … [json-pointer:/blocks/0/text/text]``.
 * Block Kit elements (in actions blocks, section accessories and input blocks): buttons (text ≤ 75,
   value ≤ 2000, url ≤ 3000), radio buttons (1–10 options; option text ≤ 75, value ≤ 150),
   plain_text_input (min/max_length ≤ 3000, placeholder ≤ 150), any ``action_id`` ≤ 255; input blocks need
@@ -71,6 +71,9 @@ keeps each user's Home tab (``slack.home_view(user)``), with the same hash check
 User groups added with ``slack.add_usergroup(id, members)`` answer usergroups.list (members only with
 ``include_users``, disabled groups only with ``include_disabled``) and usergroups.users.list
 (``no_such_subteam`` for a group it does not know).
+
+``drop_next(method)`` closes the connection of a call without answering or acting on it, as a network
+failure would (recorded with status 0).
 
 Such failures are *rejections* (``slack.rejected_calls``, ``slack.assert_no_rejections()``). State errors
 (``message_not_found``, ``message_not_in_streaming_state``, ``streaming_state_conflict``, …) are ordinary
@@ -159,6 +162,7 @@ SECTION_TEXT_LIMIT = 3000
 SECTION_FIELDS_MAX = 10
 SECTION_FIELD_LIMIT = 2000
 HEADER_TEXT_LIMIT = 150
+TEXT_OBJECT_LIMIT = 3000
 MARKDOWN_BLOCK_LIMIT = 12_000
 ELEMENT_LIMITS = {"context": 10, "actions": 25}
 CHUNK_FIELDS: Mapping[str, tuple[str, ...]] = {
@@ -537,6 +541,10 @@ def _one_block_problems(block: Mapping[str, Any], where: str) -> list[str]:
         elif kind == "actions":
             for index, element in enumerate(elements):
                 problems.extend(_element_problems(element, f"{where}/elements/{index}"))
+        else:  # context: images and text objects, each text at most a text object's 3,000 characters
+            for index, element in enumerate(elements):
+                if isinstance(element, dict) and element.get("type") in ("plain_text", "mrkdwn"):
+                    problems.extend(_text_object_problems(element, f"{where}/elements/{index}", TEXT_OBJECT_LIMIT))
     return problems
 
 
@@ -830,6 +838,7 @@ class SlackApiServer:
         self._view_count = 0
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, float] = {}
+        self._drops: dict[str, int] = {}  # method -> connections still to drop
         self._responses: dict[str, dict[str, Any]] = {}
         self._last_ts_us = 0
         self._handlers = {
@@ -940,6 +949,13 @@ class SlackApiServer:
         with self._lock:
             queue = self._failures.setdefault(method, [])
             queue.extend(_Failure(error, status, retry_after) for _ in range(times))
+
+    def drop_next(self, method: str, *, times: int = 1) -> None:
+        """Close the connection of the next ``times`` calls of ``method`` without answering them (and without
+        acting on them), as a network failure would; they are recorded with status 0."""
+        self._spec_or_value_error(method)
+        with self._lock:
+            self._drops[method] = self._drops.get(method, 0) + times
 
     def slow(self, method: str, seconds: float) -> None:
         """Delay every later call of ``method`` by ``seconds`` before it is handled (0 to undo)."""
@@ -1079,6 +1095,13 @@ class SlackApiServer:
         delay = self._delays.get(parsed.method, 0.0)
         if delay:
             await asyncio.sleep(delay)
+        if self._take_drop(parsed.method):
+            with self._lock:
+                self._calls.append(RecordedCall(method=parsed.method, args=copy.deepcopy(parsed.args),
+                                                time=parsed.received, response={}, status=0, injected=True))
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)  # never reaches the client: the connection is gone
         status, body, headers = self._process(parsed)
         return web.json_response(body, status=status, headers=headers)
 
@@ -1138,6 +1161,13 @@ class SlackApiServer:
         if self.tokens is not None:
             return token in self.tokens
         return token.startswith(self.token_prefixes)
+
+    def _take_drop(self, method: str) -> bool:
+        with self._lock:
+            if not self._drops.get(method):
+                return False
+            self._drops[method] -= 1
+            return True
 
     def _take_failure(self, method: str) -> _Failure | None:
         queue = self._failures.get(method)

@@ -470,6 +470,31 @@ def test_slow_method(slack: SlackApiServer, client: WebClient):
     assert time.monotonic() - started >= 0.3
 
 
+def test_a_dropped_connection_reaches_the_client_unanswered_and_is_not_acted_on(slack: SlackApiServer,
+                                                                               client: WebClient):
+    ts = client.chat_startStream(channel=DM, thread_ts="1.2")["ts"]
+    slack.drop_next("chat.appendStream", times=2)
+    client.retry_handlers.clear()  # slack_sdk's sync client retries no connection errors by default anyway
+    with pytest.raises(Exception) as raised:
+        client.chat_appendStream(channel=DM, ts=ts, markdown_text="lost")
+    assert not isinstance(raised.value, SlackApiError), "no answer at all, not an error answer"
+    assert slack.final_text(DM, ts) == "" and slack.calls_to("chat.appendStream")[0].status == 0
+    with pytest.raises(Exception):
+        client.chat_appendStream(channel=DM, ts=ts, markdown_text="lost")
+    assert client.chat_appendStream(channel=DM, ts=ts, markdown_text="kept")["ok"]
+    assert slack.final_text(DM, ts) == "kept"
+
+
+def test_context_element_texts_are_limited_like_any_text_object(client: WebClient):
+    def context(text: str) -> list[dict]:
+        return [{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}]
+
+    assert client.chat_postMessage(channel=DM, text="x", blocks=context("y" * 3000))["ok"]
+    long_context = api_error(lambda: client.chat_postMessage(channel=DM, text="x", blocks=context("y" * 3001)))
+    assert long_context.response["response_metadata"]["messages"] == [
+        "[ERROR] must be less than 3001 characters [json-pointer:/blocks/0/elements/0/text]"]
+
+
 # ------------------------------------------------------------------ slack_sdk's own streaming helper
 
 

@@ -14,7 +14,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import GREETING
 from bot.slack.home import example_questions
-from bot.slack.listeners.conversation import answer_in_thread, clean_question, first_time, thread_history
+from bot.slack.listeners.conversation import (
+    answer_in_thread,
+    ask_for_a_question,
+    clean_question,
+    first_time,
+    thread_history,
+)
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
 from rag.index.snapshot import Manifest
@@ -53,11 +59,14 @@ def register(app: AsyncApp, services: SlackServices) -> None:
                            set_status: AsyncSetStatus) -> None:
         if not await first_time(services.dedup, payload["channel"], payload["ts"]):
             return
+        text = clean_question(payload.get("text", ""))
+        if not text:  # e.g. only a file or a mention: nothing to search for
+            await ask_for_a_question(client, payload)
+            return
         await set_status("is searching the knowledge base…")
         history = await thread_history(client, payload["channel"], payload["thread_ts"], payload["ts"],
                                        context.get("bot_user_id"), context.get("bot_id"))
         # Slack clears the status when the reply arrives.
-        await answer_in_thread(services, client, payload, clean_question(payload.get("text", "")), history,
-                               body.get("event_id", ""))
+        await answer_in_thread(services, client, payload, text, history, body.get("event_id", ""))
 
     app.use(assistant)

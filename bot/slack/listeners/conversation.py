@@ -17,6 +17,9 @@ from cache import cache_key
 
 QUESTION_TTL = 24 * 3600
 BOT_THREAD_TTL = 30 * 24 * 3600
+NOT_BOT_THREAD_TTL = 600
+BOT_THREAD, NOT_BOT_THREAD = b"1", b"0"
+EMPTY_QUESTION = "Ask me a question about the company's documents :wave:"
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 
 
@@ -34,18 +37,28 @@ async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
 
 
 async def mark_bot_thread(dedup: Dedup, channel: str, thread_ts: str) -> None:
-    await dedup.mark("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD_TTL)
+    """The bot answers in this thread: from now on its unmarked replies are follow-ups (on every replica)."""
+    await dedup.put("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD, BOT_THREAD_TTL)
 
 
 async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thread_ts: str,
                         bot_user_id: str | None, bot_id: str | None) -> bool:
-    if await dedup.marked("bot-thread", cache_key("bot-thread", channel, thread_ts)):
-        return True
+    """Whether the bot answered in this thread. Slack is asked once a thread (Tier 3 rate limits, and a busy
+    channel has many threads); its answer is kept in the shared store — a "no" for NOT_BOT_THREAD_TTL, and
+    `mark_bot_thread` overwrites it the moment the bot answers there."""
+    key = cache_key("bot-thread", channel, thread_ts)
+    known = await dedup.get("bot-thread", key)
+    if known is not None:
+        return known == BOT_THREAD
     try:  # threads answered before a restart, or by another instance
         replies = await client.conversations_replies(channel=channel, ts=thread_ts, limit=50)
     except SlackApiError:
         return False
-    return any(_is_bot(m, bot_user_id, bot_id) for m in replies.get("messages", []))
+    if any(_is_bot(m, bot_user_id, bot_id) for m in replies.get("messages", [])):
+        await mark_bot_thread(dedup, channel, thread_ts)
+        return True
+    await dedup.put("bot-thread", key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL)
+    return False
 
 
 def _is_bot(message: dict, bot_user_id: str | None, bot_id: str | None) -> bool:
@@ -72,6 +85,12 @@ async def thread_history(client: AsyncWebClient, channel: str, thread_ts: str, c
         elif text:
             pending = text
     return pairs[-turns:]
+
+
+async def ask_for_a_question(client: AsyncWebClient, event: dict) -> None:
+    """The reply to a message with nothing to answer (e.g. a bare mention)."""
+    await client.chat_postMessage(channel=event["channel"], thread_ts=event.get("thread_ts") or event["ts"],
+                                  text=EMPTY_QUESTION)
 
 
 async def answer_in_thread(services: SlackServices, client: AsyncWebClient, event: dict, text: str,

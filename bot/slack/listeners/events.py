@@ -9,6 +9,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.listeners.conversation import (
     answer_in_thread,
+    ask_for_a_question,
     bot_in_thread,
     clean_question,
     first_time,
@@ -28,8 +29,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             return
         text = clean_question(event.get("text", ""))
         if not text:
-            await client.chat_postMessage(channel=event["channel"], thread_ts=event.get("thread_ts") or event["ts"],
-                                          text="Ask me a question about the company's documents :wave:")
+            await ask_for_a_question(client, event)
             return
         history = []
         if event.get("thread_ts"):
