@@ -12,9 +12,10 @@ import zlib
 from pathlib import Path
 
 import docx
+import pytest
 
 from ai_employee.wiring import KnowledgeBase
-from rag.parsing.mineru_worker import MinerUOptions, MinerUWorker
+from rag.parsing.mineru_worker import MinerUOptions, MinerUWorker, ParserFailure
 from rag.parsing.zip_limits import zip_bomb_reason
 from tests.conftest import build
 
@@ -86,8 +87,8 @@ def long_text_docx(path: Path, template: Path, megabytes: int) -> Path:
     rng = random.Random(14)
     letters = "abcdefghij klmnop"
     block = "".join(rng.choice(letters) for _ in range(20_000)).encode()
-    fresh = lambda: "".join(rng.choice(letters) for _ in range(24_000)).encode()  # noqa: E731
-    runs = b"".join(b"<w:r><w:t>" + block * 50 + fresh() + b"</w:t></w:r>" for _ in range(megabytes))
+    runs = b"".join(b"<w:r><w:t>" + block * 50 + "".join(rng.choice(letters) for _ in range(24_000)).encode()
+                    + b"</w:t></w:r>" for _ in range(megabytes))  # fresh letters in each MB keep the ratio low
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as package:
         for name, data in parts_of(template).items():
             if name == "word/document.xml":
@@ -162,3 +163,23 @@ def test_a_file_that_needs_more_than_the_memory_limit_is_skipped_and_the_build_f
     assert sorted(report.added) == ["b-report.docx", "notes.md"]
     assert kb.retriever.search("quarterly travel costs", top_k=1)[0].chunk.file == "b-report.docx"
     kb.retriever.close()
+
+
+def test_a_child_killed_mid_parse_is_reported_with_its_signal_and_the_limit(tmp_path):
+    """What the report says when the kernel (or a failed native allocation) ends the child, not Python."""
+    import os
+    import signal
+    import threading
+
+    template = small_docx(tmp_path / "template.docx", "Template text.")
+    slow = long_text_docx(tmp_path / "slow.docx", template, megabytes=20)
+    with MinerUWorker(MinerUOptions(home=str(tmp_path / "mineru"), timeout=120, memory_limit_mb=4096)) as worker:
+        assert worker.parse(template).items
+        killer = threading.Timer(1.5, os.kill, (worker._process.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(ParserFailure) as failure:
+            worker.parse(slow)
+        killer.join()
+        assert worker.parse(template).items, "a fresh child parses the next file"
+    assert failure.value.reason == (
+        "parser crashed on this file (SIGKILL; it may need more than the parser's 4096 MB (AIE_PARSE_MEMORY_MB))")
