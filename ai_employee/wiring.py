@@ -185,6 +185,7 @@ class KnowledgeBase:
             server_api_key=_secret(s.mineru_api_key),
             server_tier=s.mineru_tier,
             timeout=s.parse_timeout,
+            memory_limit_mb=s.parse_memory_mb,
         )
         return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024))
 

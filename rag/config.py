@@ -35,6 +35,7 @@ class Settings(BaseSettings):
     mineru_tier: str | None = None
     parse_timeout: float = 300.0
     max_file_mb: float = 50.0
+    parse_memory_mb: int = 4096  # address space of the parser's child process; 0: no limit
 
     # Chunking.
     chunk_min_chars: int = 300

@@ -37,10 +37,10 @@ def is_excluded(rel: str, patterns: list[str]) -> bool:
 def discover(roots: list[Path], exclude: list[str]) -> tuple[list[SourceFile], dict[str, str]]:
     """Candidate files in a stable order, and files passed over with the reason.
 
-    Symbolic links are followed only within their root: a link to a file or folder outside it is
-    reported and skipped (indexing a folder never reads what lies outside it). A file reached by
-    several paths is indexed once, under its own path when that is inside the root; a link to a folder
-    already walked is not walked again, so links cannot make loops.
+    A file is indexed under its own path only, never under a symbolic link's name: a link is reported
+    with what became of its target — outside the root, hidden or excluded (not indexed), or indexed
+    under its own path, in its own collection and with its own access list. Links are not walked, so
+    they cannot make loops or read what lies outside the root.
     """
     for root in roots:
         if not root.exists():
@@ -71,7 +71,7 @@ def _add_file(path: Path, rel: str, exclude: list[str], found: dict[str, SourceF
 
 
 class _Walk:
-    """One root's files: real folders first, then the symbolic links met on the way."""
+    """One root's files: real folders first, then the symbolic links met on the way, judged by their targets."""
 
     def __init__(self, root: Path, prefix: str, exclude: list[str], found: dict[str, SourceFile],
                  passed: dict[str, str]) -> None:
@@ -80,21 +80,19 @@ class _Walk:
         self.exclude = exclude
         self.found = found
         self.passed = passed
-        self.files: dict[Path, str] = {}  # real path → the name it is indexed under
-        self.folders: dict[Path, str] = {}  # real path of every folder walked → its name
+        self.folders: set[Path] = set()  # every folder walked (real paths: links are not walked)
         self.links: list[tuple[Path, str]] = []
 
     def run(self) -> None:
         self._walk(self.root, "")
-        while self.links:  # links found while following links are queued too
-            link, rel = self.links.pop(0)
+        for link, rel in self.links:  # after the walk: a link's target is judged against all that was found
             self._follow(link, rel)
 
     def _inside(self, path: Path) -> bool:
         return path == self.root or self.root in path.parents
 
     def _walk(self, folder: Path, rel: str) -> None:
-        self.folders[Path(os.path.realpath(folder))] = rel
+        self.folders.add(folder)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
@@ -109,29 +107,39 @@ class _Walk:
             elif entry.is_dir(follow_symlinks=False):
                 self._walk(Path(entry.path), name)
             elif entry.is_file(follow_symlinks=False):
-                self._add(Path(entry.path), name)
-
-    def _add(self, path: Path, rel: str) -> None:
-        real = Path(os.path.realpath(path))
-        if real in self.files:
-            self.passed[self.prefix + rel] = f"same file as {self.prefix + self.files[real]} (symbolic link), indexed once"
-            return
-        self.files[real] = rel
-        _add_file(real, self.prefix + rel, self.exclude, self.found, self.passed)
+                _add_file(Path(entry.path), self.prefix + name, self.exclude, self.found, self.passed)
 
     def _follow(self, link: Path, rel: str) -> None:
+        """A link is judged by its target: never indexed under its own name, so it cannot carry a hidden,
+        excluded or access-listed file into another folder or collection."""
         target = Path(os.path.realpath(link))
         shown = self.prefix + rel
         if not target.exists():
             self.passed[shown] = "broken symbolic link"
-        elif not self._inside(target):
-            kind = "folder" if target.is_dir() else "file"
+            return
+        kind = "folder" if target.is_dir() else "file"
+        if not self._inside(target):
             self.passed[shown] = f"symbolic link to a {kind} outside the indexed folder; not indexed"
-        elif target.is_dir():
-            if target in self.folders:
-                where = self.prefix + self.folders[target] if self.folders[target] else "the indexed folder itself"
-                self.passed[shown] = f"symbolic link to {where}, indexed there"
-            else:
-                self._walk(target, rel)
-        elif target.is_file():
-            self._add(target, rel)
+            return
+        where = target.relative_to(self.root).as_posix()
+        named = self.prefix + where if where != "." else "the indexed folder itself"
+        if where != "." and _hidden(where):
+            self.passed[shown] = f"symbolic link to a hidden {kind} ({named}); not indexed"
+        elif where != "." and _excluded_path(self.prefix, where, self.exclude):
+            self.passed[shown] = f"symbolic link to an excluded {kind} ({named}); not indexed"
+        elif target in self.folders:
+            self.passed[shown] = f"symbolic link to {named}, indexed there"
+        elif named in self.found:
+            self.passed[shown] = f"same file as {named} (symbolic link), indexed once"
+        else:  # unreadable folder, unsupported type, an access list: its own entry says why
+            self.passed[shown] = f"symbolic link to {named}, which is not indexed"
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def _excluded_path(prefix: str, rel: str, patterns: list[str]) -> bool:
+    """Excluded itself or inside an excluded folder, as the walk judges each step."""
+    parts = rel.split("/")
+    return any(is_excluded(prefix + "/".join(parts[: i + 1]), patterns) for i in range(len(parts)))

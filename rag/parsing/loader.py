@@ -19,6 +19,7 @@ from rag.parsing.metadata import (
 )
 from rag.parsing.mineru_blocks import content_list_to_blocks, document_title, infer_heading_levels
 from rag.parsing.mineru_worker import MIDDLE_JSON_NAME, MinerUOptions, MinerUWorker, ParserFailure
+from rag.parsing.zip_limits import ZIP_SIGNATURE, is_zip, zip_bomb_reason
 from rag.types import Block, ParsedDocument
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
@@ -115,6 +116,7 @@ class DocumentLoader:
             declared = front_matter_metadata(meta)
         else:
             _check_signature(data, suffix)
+            _refuse_zip_bombs(data)
             blocks, parser, found = self._with_mineru(path)
             if suffix in _OOXML_SUFFIXES:
                 declared = office_metadata(data)
@@ -170,8 +172,15 @@ def _check_signature(data: bytes, suffix: str) -> None:
     """Catch files whose content does not match their extension before handing them to MinerU."""
     if suffix == ".pdf" and b"%PDF" not in data[:1024]:
         raise SkipFile("not a valid .pdf file (no PDF header)")
-    if suffix in _OOXML_SUFFIXES and not data.startswith(b"PK\x03\x04"):
+    if suffix in _OOXML_SUFFIXES and not data.startswith(ZIP_SIGNATURE):
         raise SkipFile(f"not a valid {suffix} file (not an Office Open XML package)")
+
+
+def _refuse_zip_bombs(data: bytes) -> None:
+    """Before the parser, and our own metadata reader in this process, inflate any of it."""
+    reason = zip_bomb_reason(data) if is_zip(data) else None
+    if reason:
+        raise SkipFile(reason)
 
 
 def _decode_text(data: bytes, suffix: str) -> str:

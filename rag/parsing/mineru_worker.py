@@ -1,7 +1,9 @@
 """Run MinerU in a child process: a crash, hang or runaway memory in one file cannot take down indexing.
 
 The child receives file paths over a pipe and answers with MinerU's content list (images stripped)
-or a classified error. A timed-out or dead child is killed and replaced for the next file.
+or a classified error. A timed-out or dead child is killed and replaced for the next file. The child's
+address space is capped (`memory_limit_mb`), so a file that needs more fails alone in the child, and the
+kernel's OOM killer never has to choose among the processes of the machine.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import traceback
 from dataclasses import dataclass, field
@@ -32,6 +35,7 @@ class MinerUOptions:
     server_api_key: str | None = field(default=None, repr=False)
     server_tier: str | None = None
     timeout: float = 300.0
+    memory_limit_mb: int = 4096  # the child's address space (RLIMIT_AS); 0: no limit
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,22 @@ def _declared_metadata(path: Path) -> dict[str, str]:
         return {}
 
 
-def classify_error(exc: BaseException, path: Path) -> str:
+def limit_memory(megabytes: int) -> None:
+    """Cap this process's address space; MinerU's own render workers inherit the cap."""
+    if megabytes <= 0:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = megabytes * 2**20 if hard == resource.RLIM_INFINITY else min(megabytes * 2**20, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def out_of_memory_reason(megabytes: int) -> str:
+    return f"needs more memory than the parser may use ({megabytes} MB, AIE_PARSE_MEMORY_MB); not parsed"
+
+
+def classify_error(exc: BaseException, path: Path, memory_limit_mb: int = 0) -> str:
+    if isinstance(exc, MemoryError):
+        return out_of_memory_reason(memory_limit_mb) if memory_limit_mb > 0 else "ran out of memory"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     lowered = message.lower()
     if isinstance(exc, ParserFailure):
@@ -140,6 +159,7 @@ def classify_error(exc: BaseException, path: Path) -> str:
 
 def _serve(conn: Connection, options: MinerUOptions) -> None:
     os.setpgrp()  # MinerU's own render workers join our group, so a kill takes them too
+    limit_memory(options.memory_limit_mb)
     _configure_env(options)
     while True:
         try:
@@ -152,7 +172,9 @@ def _serve(conn: Connection, options: MinerUOptions) -> None:
         try:
             conn.send(("ok", parse_with_mineru(path, options)))
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a report line
-            conn.send(("error", classify_error(exc, path), traceback.format_exc(limit=3)))
+            # After a MemoryError the heap may be left fragmented: the parent replaces this child.
+            kind = "out of memory" if isinstance(exc, MemoryError) else "error"
+            conn.send((kind, classify_error(exc, path, options.memory_limit_mb), traceback.format_exc(limit=3)))
 
 
 class MinerUWorker:
@@ -172,11 +194,25 @@ class MinerUWorker:
         try:
             reply = conn.recv()
         except (EOFError, OSError):
+            reason = self._crash_reason()
             self._kill()
-            raise ParserFailure("parser crashed on this file") from None
+            raise ParserFailure(reason) from None
         if reply[0] == "ok":
             return reply[1]
+        if reply[0] == "out of memory":
+            self._kill()
         raise ParserFailure(reply[1])
+
+    def _crash_reason(self) -> str:
+        """A native allocation that fails under the memory cap aborts the child rather than raising."""
+        self._process.join(2)
+        code = self._process.exitcode
+        if code is None or code >= 0:
+            return "parser crashed on this file"
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+        limit = self.options.memory_limit_mb
+        hint = f"; it may need more than the parser's {limit} MB (AIE_PARSE_MEMORY_MB)" if limit > 0 else ""
+        return f"parser crashed on this file ({name}{hint})"
 
     def _ensure_started(self) -> Connection:
         if self._process is not None and self._process.is_alive() and self._conn is not None:

@@ -377,13 +377,16 @@ def test_links_outside_the_indexed_folder_are_skipped_and_reported(kb, tmp_path)
     assert not any("CEO" in c.text for c in kb.retriever.snapshot.chunks)
 
 
-def test_a_link_to_a_hidden_folder_inside_is_indexed_under_the_links_name(kb, tmp_path):
+def test_a_link_to_a_hidden_folder_inside_is_judged_by_its_target_and_skipped(kb, tmp_path):
+    """Issue 17 item 4 reversed the old rule (indexed under the link's name): hidden means hidden."""
     docs = write_corpus(tmp_path / "docs")
     (docs / ".drafts").mkdir()
     (docs / ".drafts" / "canteen.md").write_text("# Canteen\n\nLunch in the canteen costs 4 EUR.\n", encoding="utf-8")
     (docs / "current").symlink_to(docs / ".drafts", target_is_directory=True)
     report = build(kb, [docs])
-    assert "current/canteen.md" in report.added and ".drafts/canteen.md" not in report.added
+    assert "current/canteen.md" not in report.added and ".drafts/canteen.md" not in report.added
+    assert report.skipped["current"] == "symbolic link to a hidden folder (.drafts); not indexed"
+    assert not any("canteen" in c.text for c in kb.retriever.snapshot.chunks)
 
 
 # Snapshot swap durability ------------------------------------------------------------------------------------------
