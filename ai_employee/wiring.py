@@ -67,8 +67,9 @@ def make_embedder(settings: Settings) -> Embedder:
 
 @contextmanager
 def _both(first: AbstractContextManager, second: AbstractContextManager):
-    with first, second:
-        yield
+    """Both locks held; the value is the first's (the one that can be lost, for `confirm`)."""
+    with first as held, second:
+        yield held
 
 
 @dataclass
