@@ -77,6 +77,27 @@ class RedisCache:
         except redis.RedisError as exc:
             self._failed(exc)
 
+    def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
+        if not self.available:
+            return
+        try:
+            with self._client.pipeline(transaction=True) as step:  # MULTI/EXEC: one step for every client
+                step.rpush(key, value).ltrim(key, -keep, -1).expire(key, max(1, int(ttl))).execute()
+            self._recovered()
+        except redis.RedisError as exc:
+            self._failed(exc)
+
+    def items(self, namespace: str, key: str) -> list[bytes]:
+        values: list[bytes] = []
+        if self.available:
+            try:
+                values = self._client.lrange(key, 0, -1)
+                self._recovered()
+            except redis.RedisError as exc:
+                self._failed(exc)
+        self.stats.record(namespace, bool(values))
+        return values
+
     def add(self, key: str, value: bytes, ttl: int) -> bool:
         if self.available:
             try:
