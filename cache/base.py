@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 KEY_PREFIX = "aie:v1"
+# De-duplication marks and conversation records: a prefix of their own, apart from the answer cache's keys.
+STATE_PREFIX = "aie:state:v1"
 
 
 def cache_key(namespace: str, *parts: object) -> str:
