@@ -44,8 +44,8 @@ def failure_reason(exc: BaseException) -> str:
     if isinstance(exc, NoDocumentFolders):
         return "no document folders are configured (set AIE_DOCS_PATHS, or run `ai-employee index PATH` once)"
     if isinstance(exc, IndexLockLost):
-        return "the reindex lock was lost before the new index was published (Redis was unreachable too long, " \
-               "or another reindex took over); nothing was published"
+        return ("the reindex lock was lost before the new index was published (Redis was unreachable too long, "
+                "or another reindex took over); nothing was published")
     if isinstance(exc, IndexBusyError) and exc.holder:
         return f"another reindex is running (started by {exc.holder}); try again when it has finished"
     if isinstance(exc, (IndexBusyError, ReindexBusy)):
