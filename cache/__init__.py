@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from cache.base import Cache, CacheStats, cache_key
+from cache.base import STATE_PREFIX, Cache, CacheStats, cache_key
 from cache.memory import MemoryCache
 from cache.redis_cache import RedisCache, redact_url
 
@@ -27,6 +27,7 @@ def make_cache(redis_url: str | None) -> Cache:
 
 
 def make_dedup_store(redis_url: str | None, max_entries: int = 200_000) -> Cache:
-    """A store for de-duplication marks only, so that no other cache's evictions can drop them:
-    Redis when a URL is given (shared by every instance), else in-process."""
-    return RedisCache(redis_url) if redis_url else MemoryCache(max_entries=max_entries)
+    """A store for de-duplication marks and conversation records, apart from the answer cache: Redis when a
+    URL is given (shared by every instance; keys under STATE_PREFIX), else in-process (never evicted by
+    the answer cache's entries)."""
+    return RedisCache(redis_url, key_prefix=STATE_PREFIX) if redis_url else MemoryCache(max_entries=max_entries)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 KEY_PREFIX = "aie:v1"
+# De-duplication marks and conversation records: a prefix of their own, apart from the answer cache's keys.
+STATE_PREFIX = "aie:state:v1"
 
 
 def cache_key(namespace: str, *parts: object) -> str:
@@ -51,4 +53,13 @@ class Cache(Protocol):
 
     def add(self, key: str, value: bytes, ttl: int) -> bool:
         """Set only if absent (Redis SET NX); True when this call set it. For de-duplication."""
+        ...
+
+    def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
+        """Append `value` to the list at `key`, keep its last `keep` items and renew its ttl, as one atomic
+        step: concurrent pushes never lose one another."""
+        ...
+
+    def items(self, namespace: str, key: str) -> list[bytes]:
+        """The list at `key`, oldest first ([] when absent)."""
         ...

@@ -1,7 +1,9 @@
 """Redis-backed cache. Redis down → one warning, calls skip Redis for a while, then it is tried again.
+Redis full (`maxmemory` reached under `noeviction`: it refuses writes, still answers reads) → one warning,
+writes are skipped, reads go on.
 
-`add` (SET NX) falls back to an in-process cache while Redis is away, so de-duplication keeps
-working within this process.
+`add` (SET NX) falls back to an in-process cache while Redis is away or full, so de-duplication keeps
+working within this process; while Redis is full, a mark it already holds still counts.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
-from cache.base import CacheStats
+from cache.base import KEY_PREFIX, CacheStats
 from cache.memory import MemoryCache
 
 _log = logging.getLogger(__name__)
 
 
 class RedisCache:
-    def __init__(self, url: str, *, socket_timeout: float = 0.25, retry_after: float = 5.0) -> None:
+    def __init__(self, url: str, *, socket_timeout: float = 0.25, retry_after: float = 5.0,
+                 key_prefix: str = KEY_PREFIX) -> None:
         self.url = url
+        self.key_prefix = key_prefix  # replaces KEY_PREFIX in every key (a store of its own in one keyspace)
         self.stats = CacheStats()
         self._client = redis.Redis.from_url(
             url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout, health_check_interval=0
@@ -30,6 +34,7 @@ class RedisCache:
         self._retry_after = retry_after
         self._down_until = 0.0
         self._warned = False
+        self._full = False
         self._lock = threading.Lock()
         self._fallback = MemoryCache(max_entries=50_000)
 
@@ -50,6 +55,28 @@ class RedisCache:
                 _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
                              redact_url(self.url), exc, self._retry_after)
 
+    def _refused(self, exc: Exception) -> None:
+        """Redis is out of memory: it refused a write but is not down (reads keep working)."""
+        with self._lock:
+            self.stats.errors += 1
+            if not self._full:
+                self._full = True
+                _log.warning("Redis at %s is out of memory (%s): writes are skipped until it has room; see the "
+                             "README on maxmemory and the eviction policy", redact_url(self.url), exc)
+
+    def _stored(self) -> None:
+        self._recovered()
+        if self._full:
+            with self._lock:
+                if self._full:
+                    self._full = False
+                    _log.warning("Redis at %s has room again", redact_url(self.url))
+
+    def _key(self, key: str) -> str:
+        if self.key_prefix == KEY_PREFIX or not key.startswith(KEY_PREFIX):
+            return key
+        return self.key_prefix + key[len(KEY_PREFIX):]
+
     def _recovered(self) -> None:
         if self._warned:
             with self._lock:
@@ -61,7 +88,7 @@ class RedisCache:
         value = None
         if self.available:
             try:
-                value = self._client.get(key)
+                value = self._client.get(self._key(key))
                 self._recovered()
             except redis.RedisError as exc:
                 self._failed(exc)
@@ -72,20 +99,57 @@ class RedisCache:
         if not self.available:
             return
         try:
-            self._client.set(key, value, ex=max(1, int(ttl)))
-            self._recovered()
+            self._client.set(self._key(key), value, ex=max(1, int(ttl)))
+            self._stored()
+        except redis.OutOfMemoryError as exc:
+            self._refused(exc)
         except redis.RedisError as exc:
             self._failed(exc)
+
+    def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
+        if not self.available:
+            return
+        key = self._key(key)
+        try:
+            with self._client.pipeline(transaction=True) as step:  # MULTI/EXEC: one step for every client
+                step.rpush(key, value).ltrim(key, -keep, -1).expire(key, max(1, int(ttl))).execute()
+            self._stored()
+        except redis.OutOfMemoryError as exc:
+            self._refused(exc)
+        except redis.RedisError as exc:
+            self._failed(exc)
+
+    def items(self, namespace: str, key: str) -> list[bytes]:
+        values: list[bytes] = []
+        if self.available:
+            try:
+                values = self._client.lrange(self._key(key), 0, -1)
+                self._recovered()
+            except redis.RedisError as exc:
+                self._failed(exc)
+        self.stats.record(namespace, bool(values))
+        return values
 
     def add(self, key: str, value: bytes, ttl: int) -> bool:
         if self.available:
             try:
-                added = bool(self._client.set(key, value, ex=max(1, int(ttl)), nx=True))
-                self._recovered()
+                added = bool(self._client.set(self._key(key), value, ex=max(1, int(ttl)), nx=True))
+                self._stored()
                 return added
+            except redis.OutOfMemoryError as exc:
+                self._refused(exc)
+                if self._holds(key):
+                    return False  # marked before Redis filled up (e.g. by another replica)
             except redis.RedisError as exc:
                 self._failed(exc)
         return self._fallback.add(key, value, ttl)
+
+    def _holds(self, key: str) -> bool:
+        try:
+            return bool(self._client.exists(self._key(key)))
+        except redis.RedisError as exc:
+            self._failed(exc)
+            return False
 
     def ping(self) -> bool:
         try:

@@ -95,7 +95,7 @@ class CandidateFinder:
         reranker = self.reranker.name if self.reranker else "none"
         key = cache_key("candidates", version, self.retriever.embedder.model_id, reranker, self._settings(),
                         question, rewritten or "", scope.key)
-        cached = self.cache.get("candidates", key)
+        cached = await asyncio.to_thread(self.cache.get, "candidates", key)  # Redis: a network round trip
         snapshot = await asyncio.to_thread(lambda: self.retriever.snapshot)
         if cached is not None:
             found = _decode(cached, snapshot.by_id)
@@ -129,7 +129,7 @@ class CandidateFinder:
                 found.failures.append(f"rerank:{exc.kind}")
             found.timings_ms["rerank"] = round((time.perf_counter() - began) * 1000, 2)
         if not found.notices:
-            self.cache.set("candidates", key, _encode(found), self.ttl)
+            await asyncio.to_thread(self.cache.set, "candidates", key, _encode(found), self.ttl)
         return found
 
     def passage_vectors(self, texts: list[str]) -> np.ndarray:

@@ -121,7 +121,7 @@ class AnswerPipeline:
         sources = [h.chunk for h in found.hits[: self.config.top_k]]
         evidence = None
         if sources and (self.answerer is None or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None)):
-            evidence = await self._evidence(question, rewritten, sources, idf, timings)
+            evidence = await self._evidence(question, rewritten, sources, idf, version, timings)
         gate_began = time.perf_counter()
         decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits, idf,
                                            found.rerank_scores, evidence)
@@ -150,8 +150,8 @@ class AnswerPipeline:
         links = LinkFilter(source_urls(s.url for s in sources))  # links lead only to the sources' own URLs
         parts: list[str] = []
         mode = "generative" if self.answerer else "extractive"
-        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
-                                failures, began)
+        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, version, timings,
+                                notices, failures, began)
         async for delta in deltas:
             if delta is _FALLBACK:
                 mode = "extractive"
@@ -183,11 +183,11 @@ class AnswerPipeline:
             timings_ms=timings, **base,
         )
 
-    async def _evidence(self, question: str, rewritten: str | None, sources: list[Chunk], idf,
+    async def _evidence(self, question: str, rewritten: str | None, sources: list[Chunk], idf, version: str,
                         timings: dict[str, float]) -> Evidence:
         began = time.perf_counter()
-        evidence = await asyncio.to_thread(gather_evidence, question, sources, idf, self._similarity(question),
-                                           query=rewritten)
+        evidence = await asyncio.to_thread(gather_evidence, question, sources, idf,
+                                           self._similarity(question, version), query=rewritten)
         timings["evidence"] = _ms(began)
         return evidence
 
@@ -209,7 +209,7 @@ class AnswerPipeline:
         began = time.perf_counter()
         turns = "\x1e".join(f"{q}\x1f{a}" for q, a in (history or [])[-3:])
         key = cache_key("rewrite", version, self.rewriter.name, question, turns)
-        cached = self.cache.get("rewrite", key)
+        cached = await asyncio.to_thread(self.cache.get, "rewrite", key)  # Redis: a network round trip
         if cached is not None:
             timings["rewrite"] = _ms(began)
             return cached.decode() or None
@@ -222,12 +222,12 @@ class AnswerPipeline:
             notices.append("The query rewriter is unavailable; searched with the question as asked.")
             timings["rewrite"] = _ms(began)
             return None
-        self.cache.set("rewrite", key, (rewritten or "").encode(), self.config.rewrite_ttl)
+        await asyncio.to_thread(self.cache.set, "rewrite", key, (rewritten or "").encode(), self.config.rewrite_ttl)
         timings["rewrite"] = _ms(began)
         return rewritten
 
-    async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, timings, notices,
-                        failures, began):
+    async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, version, timings,
+                        notices, failures, began):
         """Deltas from the answer model; on failure before any text, the extractive answer instead."""
         produced = False
         if self.answerer is not None:
@@ -249,7 +249,7 @@ class AnswerPipeline:
                     return
                 notices.append(f"The answer model is unavailable ({exc.kind}); showing quoted passages instead.")
                 yield _FALLBACK
-            evidence = evidence or await self._evidence(question, rewritten, sources, idf, timings)
+            evidence = evidence or await self._evidence(question, rewritten, sources, idf, version, timings)
             quotes = choose_quotes(evidence)
             if not quotes:
                 yield REFUSALS[detect_language(question)]
@@ -258,9 +258,9 @@ class AnswerPipeline:
         for line in render_quotes(question, quotes).splitlines(keepends=True):
             yield line
 
-    def _similarity(self, question: str):
-        """Cosine similarity of sentences to the question, with the (cached) query vector."""
-        version = self.finder.retriever.snapshot.version
+    def _similarity(self, question: str, version: str):
+        """Cosine similarity of sentences to the question, with the (cached) query vector of the question's
+        index version (not the live one: reading that may load a new index, and this runs on the event loop)."""
 
         def score(sentences: list[str]) -> list[float]:
             query = self.finder.query_vector(question, version)

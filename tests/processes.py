@@ -48,8 +48,9 @@ def stop_process(process: subprocess.Popen | None, timeout: float) -> None:
 
 
 class RedisProcess:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *options: str) -> None:
         self.port = port
+        self.options = options  # more redis-server arguments, e.g. "--maxmemory", "2mb"
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -58,7 +59,8 @@ class RedisProcess:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         wait_until_up(port=self.port, process=self.proc, timeout=10)

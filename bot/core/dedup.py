@@ -44,5 +44,12 @@ class Dedup:
     async def get(self, namespace: str, key: str) -> bytes | None:
         return await self._run(self.store.get, namespace, key)
 
+    async def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
+        """Append to a list atomically (see `Cache.push`), keeping its last `keep` items."""
+        await self._run(self.store.push, namespace, key, value, keep, ttl)
+
+    async def items(self, namespace: str, key: str) -> list[bytes]:
+        return await self._run(self.store.items, namespace, key)
+
     async def _run(self, call: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, call, *args)

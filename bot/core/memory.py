@@ -20,18 +20,19 @@ class ConversationMemory:
 
     async def history(self, conversation: str) -> list[tuple[str, str]]:
         """Earlier (question, answer) turns, oldest first."""
-        raw = await self.dedup.get("history", cache_key("history", conversation))
-        if raw is None:
-            return []
-        try:
-            return [(str(q), str(a)) for q, a in json.loads(raw)]
-        except (ValueError, TypeError):
-            return []
+        turns = []
+        for raw in await self.dedup.items("turns", _turns_key(conversation)):
+            try:
+                question, answer = json.loads(raw)
+                turns.append((str(question), str(answer)))
+            except (ValueError, TypeError):
+                continue
+        return turns
 
     async def add_turn(self, conversation: str, question: str, answer: str) -> None:
-        turns = (await self.history(conversation) + [(question, answer)])[-KEEP_TURNS:]
-        await self.dedup.put("history", cache_key("history", conversation),
-                             json.dumps(turns, ensure_ascii=False).encode(), HISTORY_TTL)
+        """One atomic append: turns added at once in a group chat are all kept."""
+        await self.dedup.push("turns", _turns_key(conversation),
+                              json.dumps([question, answer], ensure_ascii=False).encode(), KEEP_TURNS, HISTORY_TTL)
 
     async def link_message(self, conversation: str, message_id: str, answer_id: str) -> None:
         await self.dedup.put("message", cache_key("message", conversation, message_id), answer_id.encode(),
@@ -41,3 +42,8 @@ class ConversationMemory:
         """The recorded answer a bot message shows (None: not known here)."""
         raw = await self.dedup.get("message", cache_key("message", conversation, message_id))
         return raw.decode() if raw else None
+
+
+def _turns_key(conversation: str) -> str:
+    # A list of turns (earlier releases kept one JSON string under "history"; those expire on their own).
+    return cache_key("turns", conversation)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
-from rag.index.snapshot import IndexBusyError
+from rag.index.snapshot import IndexBusyError, IndexLockLost
 
 _log = logging.getLogger(__name__)
 BUSY = "A reindex is already running — its progress message is in the conversation where it was started."
@@ -68,6 +68,9 @@ def failure_reason(exc: BaseException) -> str:
         return "no documents that could be indexed were found under the configured folders"
     if isinstance(exc, NoDocumentFolders):
         return "no document folders are configured (set AIE_DOCS_PATHS, or run `ai-employee index PATH` once)"
+    if isinstance(exc, IndexLockLost):
+        return ("the reindex lock was lost before the new index was published (Redis was unreachable too long, "
+                "or another reindex took over); nothing was published")
     if isinstance(exc, IndexBusyError) and exc.holder:
         return f"another reindex is running (started by {exc.holder}); try again when it has finished"
     if isinstance(exc, (IndexBusyError, ReindexBusy)):
@@ -287,7 +290,7 @@ async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: Tex
         outcome = ReindexOutcome(report_text(report, style, visible=await _judge(visible)), ok=True)
     except ReindexBusy:
         return ReindexOutcome(BUSY, busy=True, told=False)
-    except IndexBusyError as exc:  # another process (e.g. a replica) is reindexing: expected, no traceback
+    except (IndexBusyError, IndexLockLost) as exc:  # another process (e.g. a replica) is reindexing: no traceback
         _log.warning("reindex not started: %s", exc)
         outcome = ReindexOutcome(failure_text(failure_reason(exc), style))
     except Exception as exc:  # noqa: BLE001 - the old index keeps serving; the admin gets a short reason

@@ -20,7 +20,7 @@ from rag.index.discovery import SourceFile, discover
 from rag.index.embed_pipeline import EmbedPipeline
 from rag.index.git_dates import commit_dates
 from rag.index.search_index import IndexStore, SearchIndex
-from rag.index.snapshot import FileRecord, IndexBuild, Manifest
+from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
 from rag.lexical import TOKENIZER_NAME, tokenize
 from rag.parsing.loader import (
@@ -121,11 +121,12 @@ class IndexBuilder:
         exclude: list[str] | None = None,
         progress: Callable[[IndexProgress], None] | None = None,
     ) -> IndexReport:
-        with self.lock():
-            return self._build(roots, exclude, progress or (lambda _: None))
+        with self.lock() as held:
+            return self._build(roots, exclude, progress or (lambda _: None), held)
 
     def _build(
-        self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None]
+        self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None],
+        held: object = None,
     ) -> IndexReport:
         started = time.perf_counter()
         timings: dict[str, float] = {}
@@ -208,6 +209,7 @@ class IndexBuilder:
         if reuse_chunks:
             build.previous = previous
             build.touched_files = {*report.added, *report.changed, *report.metadata_updated}
+        _confirm_lock(held)
         self.store.write(build, self.keep_snapshots, timings)
         report.version = build.manifest.version
         report.chunks = len(chunks)
@@ -395,6 +397,17 @@ class IndexBuilder:
             self.cache.put_tokens(TOKENIZER_NAME, [k for k, _ in todo], fresh)
             cached.update((k, t) for (k, _), t in zip(todo, fresh))
         return [cached[k] for k in keys]
+
+
+def _confirm_lock(held: object) -> None:
+    """Publish only while this run holds the lock: a lock that expired or was taken may mean another run is
+    publishing (its `confirm`, when it has one, asks)."""
+    confirm = getattr(held, "confirm", None)
+    if confirm is not None and not confirm():
+        raise IndexLockLost(
+            "the reindex lock was lost before the new index was published (it expired while Redis was "
+            "unreachable, or another reindex took it); nothing was published, the previous index is still serving"
+        )
 
 
 def _fallback_date(path: Path, git_dates: dict[Path, str]) -> FileDate:

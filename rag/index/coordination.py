@@ -52,7 +52,7 @@ class RedisIndexLock:
         self._value = ""
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        self.lost = False  # the lock expired while held (Redis unreachable for longer than the ttl)
+        self.lost = False  # the lock expired or was taken while held: the build must not publish
 
     def __enter__(self) -> RedisIndexLock:
         self._value = json.dumps({"holder": self.holder, "since": time.time(), "token": uuid.uuid4().hex})
@@ -72,12 +72,26 @@ class RedisIndexLock:
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             try:
-                if not self._client.eval(_RENEW, 1, self.key, self._value, int(self.ttl * 1000)):
-                    self.lost = True
-                    _log.error("the reindex lock expired while this reindex was running; another may start")
+                if not self._extend():
                     return
             except redis.RedisError as exc:
                 _log.warning("could not renew the reindex lock (%s); retrying", type(exc).__name__)
+
+    def _extend(self) -> bool:
+        """Renew the lock if this run still holds it; once it does not, `lost` stays set."""
+        if not self.lost and not self._client.eval(_RENEW, 1, self.key, self._value, int(self.ttl * 1000)):
+            self.lost = True
+            _log.error("the reindex lock expired or was taken while this reindex was running; it will not publish")
+        return not self.lost
+
+    def confirm(self) -> bool:
+        """Whether this run still holds the lock, asked of Redis now (and renewed): False when it expired,
+        was deleted or another holder took it, or Redis cannot say — then publishing could race another run."""
+        try:
+            return self._extend()
+        except redis.RedisError as exc:
+            _log.error("could not confirm the reindex lock before publishing (%s)", type(exc).__name__)
+            return False
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

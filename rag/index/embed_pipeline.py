@@ -2,10 +2,13 @@
 
 Texts are queued as soon as a file is chunked; the worker embeds full batches, persists each batch
 to the work cache right away (so a killed run resumes), and measures how busy the embedder was.
+It runs at the lowest CPU priority: beside the bot (`/reindex`), questions go first.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import queue
 import threading
 import time
@@ -15,6 +18,18 @@ from rag.embedding.base import Embedder
 from rag.index.work_cache import WorkCache, text_key
 
 _DONE = object()
+_log = logging.getLogger(__name__)
+LOWEST_PRIORITY = 19  # nice value
+
+
+def lower_priority() -> None:
+    """Run the calling thread — and the threads it starts, e.g. the embedded model's OpenMP workers, which
+    inherit it — at the lowest CPU priority (Linux: a nice value per thread), so that the CPU goes to any
+    other work of the process first. Where that is not possible, nothing changes."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST_PRIORITY)
+    except (AttributeError, OSError) as exc:
+        _log.debug("indexing runs at normal priority: %s", exc)
 
 
 class EmbedPipeline:
@@ -71,6 +86,7 @@ class EmbedPipeline:
         return self.busy_seconds / wall if wall > 0 else 0.0
 
     def _run(self) -> None:
+        lower_priority()  # a thread of its own, started for this run and ended with it
         batch: list[str] = []
         done = False
         size = self._embedder.batch_size

@@ -46,6 +46,10 @@ class IndexBusyError(RuntimeError):
         self.holder = holder
 
 
+class IndexLockLost(RuntimeError):
+    """The indexing lock was no longer held when the build was ready to publish: nothing was published."""
+
+
 @dataclass
 class FileRecord:
     hash: str  # sha256 of the content: what change detection compares
@@ -346,6 +350,10 @@ class _IndexLock:
             self._handle.close()
             raise IndexBusyError("another indexing run is in progress on this data directory") from None
         return self
+
+    def confirm(self) -> bool:
+        """Whether this run still holds the lock (a file lock is held until it is released)."""
+        return True
 
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self._handle, fcntl.LOCK_UN)

@@ -104,6 +104,8 @@ class ChatModel:
             timeout=httpx.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
             max_retries=endpoint.max_retries,
         )
+        # The SDK imports its chat types on first use (about a second): now, not on the event loop.
+        _ = self._client.chat.completions
 
     @property
     def name(self) -> str:

@@ -82,3 +82,23 @@ def test_redis_credentials_never_reach_the_log(caplog):
         make_dedup_store(url).add("event", b"1", ttl=60)
     assert "s3cret" not in caplog.text
     assert "redis://***@127.0.0.1" in caplog.text and "password=***" in caplog.text
+
+
+def test_a_full_redis_still_serves_what_it_holds(caplog):
+    from tests.bot.test_redis_full import fill
+    from tests.processes import RedisProcess, free_port
+
+    server = RedisProcess(free_port(), "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+    server.start()
+    try:
+        cache = RedisCache(server.url)
+        key = cache_key("candidates", "held")
+        cache.set("candidates", key, b"hit", ttl=60)
+        fill(server.url)
+        with caplog.at_level("WARNING", logger="cache.redis_cache"):
+            cache.set("candidates", cache_key("candidates", "new"), b"refused", ttl=60)
+            assert cache.get("candidates", key) == b"hit", "a refused write does not make Redis look down"
+            assert cache.get("candidates", cache_key("candidates", "new")) is None
+        assert [r.getMessage().split(" (")[0] for r in caplog.records] == [f"Redis at {server.url} is out of memory"]
+    finally:
+        server.stop()

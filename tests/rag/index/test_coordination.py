@@ -68,3 +68,59 @@ def test_replicas_hear_a_new_version_within_a_second_and_late_ones_read_it(redis
     assert VersionChannel(redis_process.url, "kb5").announced() == "20260101-000000-abc"
     assert VersionChannel(redis_process.url, "other").announced() is None
     stop.set()
+
+
+def _docs(folder, text: str):
+    folder.mkdir(exist_ok=True)
+    (folder / "leave.md").write_text(f"# Leave\n\n{text}\n", encoding="utf-8")
+    (folder / "travel.md").write_text("# Travel\n\nTrain tickets are refunded in second class.\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("how", ["expired", "taken"])
+def test_a_build_that_lost_the_lock_publishes_nothing_and_says_why(redis_process, shared_data_dir, tmp_path, how):
+    import asyncio
+
+    import redis
+
+    from ai_employee.wiring import KnowledgeBase
+    from bot.core.reindex import Reindexer, TextStyle, run_reindex
+    from rag.config import Settings
+    from rag.index.snapshot import IndexLockLost
+
+    kb = KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None, redis_url=redis_process.url), tmp_path / "kb")
+    docs = _docs(tmp_path / "docs", "Everyone has 25 days of annual leave.")
+    first = kb.refresh([docs]).version
+    snapshots = sorted(p.name for p in (tmp_path / "kb" / "snapshots").iterdir())
+    _docs(docs, "Everyone has 30 days of annual leave from 2027 on.")
+    client = redis.Redis.from_url(redis_process.url)
+    key = f"aie:v1:reindex-lock:{kb.scope}"
+
+    def lose_the_lock(event) -> None:  # mid-build, while the files are parsed
+        if event.stage == "parse" and client.exists(key):
+            client.delete(key) if how == "expired" else client.set(key, '{"holder": "bot-2", "since": 0}')
+
+    with pytest.raises(IndexLockLost, match="nothing was published, the previous index is still serving"):
+        kb.refresh(None, progress=lose_the_lock)
+    assert kb.store.current_version() == first
+    assert sorted(p.name for p in (tmp_path / "kb" / "snapshots").iterdir()) == snapshots  # nothing added or deleted
+    assert kb.versions.announced() == first
+    if how == "taken":
+        assert client.get(key) == b'{"holder": "bot-2", "since": 0}'  # the other holder's lock is left alone
+        client.delete(key)  # …until it finishes
+
+    class Message:
+        texts: list[str] = []
+
+        async def show(self, text: str) -> None:
+            self.texts.append(text)
+
+    message = Message()
+    reindexer = Reindexer(lambda progress: kb.refresh(None, progress=lambda e: (lose_the_lock(e), progress(e))),
+                          lambda: None, update_every=0.05)
+    outcome = asyncio.run(run_reindex(reindexer, message, TextStyle("…", "✓", "✗"), by="U0ADMIN01", platform="slack"))
+    assert not outcome.ok and message.texts[-1] == outcome.text
+    assert outcome.text == ("✗ Reindex failed — the previous index is still serving. Reason: the reindex lock was lost "
+                            "before the new index was published (Redis was unreachable too long, or another reindex "
+                            "took over); nothing was published.")
+    assert "\n" not in outcome.text and kb.store.current_version() == first
