@@ -50,6 +50,7 @@ class EmbedPipeline:
         self.busy_seconds = 0.0
         self.embedded = 0
         self.queued = 0
+        self._submitted: set[str] = set()
 
     def start(self) -> EmbedPipeline:
         self._thread.start()
@@ -58,9 +59,11 @@ class EmbedPipeline:
     def submit(self, texts: list[str]) -> None:
         if self._error is not None:
             raise self._error
-        for text in texts:
+        fresh = [t for t in dict.fromkeys(texts) if t not in self._submitted]  # files sharing a passage: once
+        self._submitted.update(fresh)
+        for text in fresh:
             self._queue.put(text)
-        self.queued += len(texts)
+        self.queued += len(fresh)
 
     def finish(self) -> None:
         """Wait until every queued text is embedded and stored; re-raise the worker's error."""

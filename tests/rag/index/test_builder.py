@@ -421,3 +421,19 @@ def test_publishing_syncs_the_snapshot_and_the_folder_holding_current_after_each
     assert {str(build_dir), str(build_dir / "chunks.jsonl"), str(build_dir / "bm25")} <= synced_before
     assert ("fsync", str(store.snapshots)) in events[swap:pointer], "the snapshot's rename is durable"
     assert ("fsync", str(store.data_dir)) in events[pointer:], "CURRENT's replacement is durable"
+
+
+def test_a_passage_several_files_share_is_embedded_once(kb, tmp_path):
+    """Copies of one document (the same policy in three team folders) cost one embedding per passage."""
+    docs = tmp_path / "docs"
+    for team in ("sales", "ops", "hr"):
+        (docs / team).mkdir(parents=True)
+        (docs / team / "travel.md").write_text(TRAVEL, encoding="utf-8")
+    report = build(kb, [docs])
+    manifest = kb.store.current_manifest()
+    assert sorted(report.added) == ["hr/travel.md", "ops/travel.md", "sales/travel.md"]
+    distinct = manifest.files["hr/travel.md"].chunks
+    assert report.chunks == 3 * distinct
+    assert report.embedded == distinct
+    assert {h.chunk.file for h in kb.retriever.search("hotel per night", top_k=10)} == {
+        "hr/travel.md", "ops/travel.md", "sales/travel.md"}
