@@ -4,6 +4,7 @@ a line). A document with an access list is quoted only in a direct message to so
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -43,6 +44,10 @@ def read_sidecar(path: Path) -> bytes | None:
         return sidecar_of(path).read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # the document's name leaves no room for a sidecar's: none exists
+            return None
+        raise
 
 
 def merge_access(*lists: tuple[str, ...]) -> tuple[str, ...]:

@@ -83,8 +83,11 @@ def shadowed_by_mineru_output(path: Path) -> str | None:
     if path.name == "markdown.md":
         siblings.append(path.with_name(MIDDLE_JSON_NAME))
     for sibling in siblings:
-        if sibling.exists():
-            return f"same document as {sibling.name}, indexed from there"
+        try:
+            if sibling.exists():
+                return f"same document as {sibling.name}, indexed from there"
+        except OSError:  # a name too long for the file system: no such sibling can exist
+            continue
     return None
 
 

@@ -437,3 +437,16 @@ def test_a_passage_several_files_share_is_embedded_once(kb, tmp_path):
     assert report.embedded == distinct
     assert {h.chunk.file for h in kb.retriever.search("hotel per night", top_k=10)} == {
         "hr/travel.md", "ops/travel.md", "sales/travel.md"}
+
+
+def test_a_file_whose_name_fills_the_file_systems_limit_is_indexed(kb, tmp_path):
+    """A 255-byte name leaves no room for `<name>.access` or `<stem>_content_list.json`: such siblings cannot
+    exist, and the document is indexed like any other."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    name = "Quarterly travel allowance rules " + "x" * (255 - len("Quarterly travel allowance rules ") - 3) + ".md"
+    assert len(name.encode()) == 255
+    (docs / name).write_text(TRAVEL, encoding="utf-8")
+    report = build(kb, [docs])
+    assert report.added == [name] and not report.skipped
+    assert kb.retriever.search("hotel per night", top_k=1)[0].chunk.file == name
