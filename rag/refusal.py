@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rag.lexical import tokenize
+from rag.links import source_urls, unlink
 from rag.prompt import REFUSALS
 from rag.types import SECTION_SEPARATOR, Chunk, Hit
 
@@ -42,4 +43,5 @@ def refusal_text(language: str, related: list[Chunk]) -> str:
         for chunk in related:
             where = SECTION_SEPARATOR.join(p for p in (chunk.title, chunk.section) if p)
             lines.append(f"• {where} ({chunk.file})")
-    return "\n".join(lines)
+    # A title is document text too: it may link only to the suggested documents' own URLs.
+    return unlink("\n".join(lines), source_urls(c.url for c in related))
