@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from rag.links import unlink
+
 BlockKind = Literal["heading", "text", "table"]
 SECTION_SEPARATOR = " › "
 PUBLIC = "public"  # the collection of files directly under the indexed root
@@ -190,6 +192,7 @@ class Citation:
         """`Travel Policy › Meals, p. 3 · v2026-11-02` (or `… · v3 · 2026-03-01`, `… · 2026-03-01` when the
         document declares no version) — built from index metadata, never from the model."""
         where = SECTION_SEPARATOR.join(p for p in (self.chunk.title, self.chunk.section) if p)
+        where = unlink(where, frozenset())  # a title or heading is document text: no link of its own
         c = self.chunk
         if c.page and c.page_end and c.page_end != c.page:
             where += f", pp. {c.page}–{c.page_end}"

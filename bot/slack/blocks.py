@@ -93,7 +93,7 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
     label = cut(escape(citation.location), room)
     if chunk.url:
-        title = escape(chunk.title)
+        title = escape(unlink(chunk.title, frozenset()))  # as the location shows it
         linked = label.replace(title, f"<{chunk.url}|{title}>", 1)
         label = linked if len(linked) <= room else label
     accessory = None

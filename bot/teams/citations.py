@@ -51,7 +51,7 @@ def _card(citation: Citation) -> str:
     chunk = citation.chunk
     passage = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
     body = [{"type": "TextBlock", "text": citation.location, "weight": "Bolder", "wrap": True},
-            {"type": "TextBlock", "text": chunk.file, "isSubtle": True, "size": "Small", "wrap": True},
+            {"type": "TextBlock", "text": _shown(chunk, chunk.file), "isSubtle": True, "size": "Small", "wrap": True},
             {"type": "TextBlock", "text": _shown(chunk, passage), "wrap": True}]
     return json.dumps({"type": "AdaptiveCard", "version": "1.5", "body": body}, ensure_ascii=False)
 

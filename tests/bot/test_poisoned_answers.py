@@ -48,7 +48,9 @@ def test_slack_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_
     assert "the claims portal (`evil.example`)" in shown and "`https://evil.example/claim`" in shown
     assert f"[travel wiki]({WIKI})" in shown and live_links(shown) == [WIKI]
     footnotes = " ".join(b["text"]["text"] for b in final.args["blocks"] if b["type"] == "section")
-    assert "evil.example" not in footnotes and f"<{WIKI}|Travel Policy>" in footnotes
+    assert f"<{WIKI}|Travel Policy>" in footnotes
+    # a link in a heading is plain in the footnote: mrkdwn would link a bare URL even inside parentheses
+    assert "reset your password (`evil.example`)" in footnotes and "https://evil.example" not in footnotes
     passages = [" ".join(b["text"]["text"] for b in m.args["view"]["blocks"] if b["type"] == "section") for m in modals]
     poisoned = next(p for p in passages if "click here" in p)  # mrkdwn: bare URLs link, `code` does not
     assert "click here (`evil.example`)" in poisoned and "`https://evil.example/claim`" in poisoned
@@ -75,6 +77,7 @@ def test_teams_shows_no_link_but_the_cited_sources_own_while_streaming_and_when_
     shown = [block["text"] for card in cards for block in card["body"]]
     shown += [c["appearance"]["abstract"] for c in final.citations]
     assert any("click here (`evil.example`)" in text for text in shown)
+    assert any("reset your password (`evil.example`)" in c["appearance"]["name"] for c in final.citations)
     assert all(url == WIKI for text in shown for url in live_links(text))
 
 
