@@ -32,6 +32,10 @@ class Dedup:
         """True for the first caller that marks `key` (Redis SET NX), False for every later one."""
         return await self._run(self.store.add, key, MARK, ttl)
 
+    async def put_if_absent(self, key: str, value: bytes, ttl: int) -> bool:
+        """Store `value` unless `key` holds something already (Redis SET NX); True when this call stored it."""
+        return await self._run(self.store.add, key, value, ttl)
+
     async def mark(self, namespace: str, key: str, ttl: int) -> None:
         await self._run(self.store.set, namespace, key, MARK, ttl)
 

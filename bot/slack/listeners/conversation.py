@@ -57,7 +57,9 @@ async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thre
     if any(_is_bot(m, bot_user_id, bot_id) for m in replies.get("messages", [])):
         await mark_bot_thread(dedup, channel, thread_ts)
         return True
-    await dedup.put("bot-thread", key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL)
+    # Not over a mark the bot set while Slack was being asked (it began answering here meanwhile).
+    if not await dedup.put_if_absent(key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL):
+        return await dedup.get("bot-thread", key) == BOT_THREAD
     return False
 
 
