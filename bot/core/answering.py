@@ -83,10 +83,12 @@ class _Slot:
     def __init__(self, slots: asyncio.Semaphore) -> None:
         self._slots = slots
         self.held = False
+        self._owner: asyncio.Task | None = None
 
     async def __aenter__(self) -> _Slot:
         await self._slots.acquire()
         self.held = True
+        self._owner = asyncio.current_task()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -96,7 +98,9 @@ class _Slot:
 
     @asynccontextmanager
     async def lent(self) -> AsyncIterator[None]:
-        if not self.held:
+        # Only the answering task itself may lend: a task it started (e.g. an SDK's stream drain, which inherits
+        # the context) waiting does not mean the answer waits, and must not hand the slot on or take it back.
+        if not self.held or asyncio.current_task() is not self._owner:
             yield
             return
         self.held = False
