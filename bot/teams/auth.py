@@ -19,6 +19,10 @@ _log = logging.getLogger(__name__)
 logging.getLogger("microsoft_agents.hosting.core.authorization.jwt").setLevel(logging.ERROR)
 
 KEYS_TIMEOUT = 2.0  # seconds to fetch the signing keys (cached afterwards) and check the token
+# Checks under way at once. The SDK fetches keys on a thread of the loop's default pool (a stalled keys endpoint
+# holds one for 30 s even after our 401); that pool also runs the answers' index and cache work, so a flood of
+# tokens while the keys cannot be fetched may park only this many of its threads.
+MAX_CHECKS = 3
 REFUSED = {"error": "Invalid token or authentication failed."}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -27,6 +31,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def authorized(handler: Handler, configuration: AgentAuthConfiguration) -> Handler:
     """`handler` for requests with a valid token (or, in anonymous mode, none), with its claims in
     request["claims_identity"] as the SDK's adapter expects; everyone else gets a 401."""
+
+    checks = asyncio.Semaphore(MAX_CHECKS)
 
     async def check(request: web.Request) -> web.StreamResponse:
         header = request.headers.get("Authorization")
@@ -38,12 +44,23 @@ def authorized(handler: Handler, configuration: AgentAuthConfiguration) -> Handl
         if token is None:
             return _refused("no bearer token")
         try:
-            _identify(request, await asyncio.wait_for(validator.validate_token(token), KEYS_TIMEOUT))
+            _identify(request, await _validated(validator, token, checks))
         except Exception as exc:  # noqa: BLE001 - whatever the SDK raises, the caller is not authenticated
             return _refused(reason(exc))
         return await handler(request)
 
     return check
+
+
+async def _validated(validator: JwtTokenValidator, token: str, checks: asyncio.Semaphore):
+    """The token's claims, within KEYS_TIMEOUT in all; a check slot is held until the SDK's work really ends."""
+    if "kid" not in jwt.get_unverified_header(token):  # refused before any key look-up (no thread for it)
+        raise KeyError("kid")
+    deadline = asyncio.get_running_loop().time() + KEYS_TIMEOUT
+    await asyncio.wait_for(checks.acquire(), KEYS_TIMEOUT)
+    work = asyncio.ensure_future(validator.validate_token(token))
+    work.add_done_callback(lambda done: (checks.release(), done.cancelled() or done.exception()))
+    return await asyncio.wait_for(asyncio.shield(work), max(0.0, deadline - asyncio.get_running_loop().time()))
 
 
 def _identify(request: web.Request, identity) -> None:

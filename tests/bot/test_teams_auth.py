@@ -146,6 +146,36 @@ def test_every_unverifiable_token_is_a_quick_401_with_one_log_line(handbook_inde
         bot.stop()
 
 
+def test_a_flood_of_tokens_while_the_keys_stall_leaves_the_bot_serving(handbook_index, tmp_path, connector,
+                                                                        signing_keys, monkeypatch):
+    """The SDK fetches keys on a thread of the pool that also runs the answers' work (and /health): sixteen
+    requests at once while the keys endpoint hangs are each refused in time, and the bot still answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    real, _ = signing_keys
+    bot = registered_bot(handbook_index, tmp_path)
+    question = activity(connector, "How long must a password be?")
+    try:
+        with StalledKeys() as url:
+            monkeypatch.setitem(_entra_issuers.BOTFRAMEWORK_JWKS_URIS, ISSUER, url)
+            flood = [token(real, connector, audience=APP_ID) for _ in range(16)]
+            started = time.monotonic()
+            with ThreadPoolExecutor(16) as senders:
+                statuses = list(senders.map(
+                    lambda bearer: post(bot, question, {"Authorization": f"Bearer {bearer}"}).status_code, flood))
+            took = time.monotonic() - started
+            health_started = time.monotonic()
+            health = httpx.get(f"{bot.url}/health", timeout=30)
+            health_took = time.monotonic() - health_started
+        assert statuses == [401] * 16 and took < 4.0, (statuses, took)
+        assert health.status_code == 200 and health_took < 1.0, f"/health took {health_took:.1f} s"
+        assert connector.calls == [], "nothing was answered"
+    finally:
+        bot.stop()
+
+
 def refused(bot, question: dict, bearer: str, why: str, caplog, case: str, within: float = 1.5) -> None:
     """`bearer` gets a 401 within `within` seconds, and the log one warning naming `why` and no traceback."""
     caplog.clear()
