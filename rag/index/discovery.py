@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rag.access import is_sidecar
 from rag.parsing.loader import is_candidate
+from rag.types import collection_of
 
 
 @dataclass(frozen=True)
@@ -123,16 +124,20 @@ class _Walk:
             return
         where = target.relative_to(self.root).as_posix()
         named = self.prefix + where if where != "." else "the indexed folder itself"
+        # The report is posted where the link's collection is read: it names a target only of that collection
+        # (a hidden or excluded one never), so a link cannot tell a channel what another collection holds.
+        inner = named + "/" if kind == "folder" else named  # a folder's files are of its first folder
+        told = named if where == "." or collection_of(inner) == collection_of(shown) else None
         if where != "." and _hidden(where):
-            self.passed[shown] = f"symbolic link to a hidden {kind} ({named}); not indexed"
+            self.passed[shown] = f"symbolic link to a hidden {kind}; not indexed"
         elif where != "." and _excluded_path(self.prefix, where, self.exclude):
-            self.passed[shown] = f"symbolic link to an excluded {kind} ({named}); not indexed"
+            self.passed[shown] = f"symbolic link to an excluded {kind}; not indexed"
         elif target in self.folders:
-            self.passed[shown] = f"symbolic link to {named}, indexed there"
+            self.passed[shown] = f"symbolic link to {told or 'a folder of another collection'}, indexed there"
         elif named in self.found:
-            self.passed[shown] = f"same file as {named} (symbolic link), indexed once"
+            self.passed[shown] = f"same file as {told or 'a file of another collection'} (symbolic link), indexed once"
         else:  # unreadable folder, unsupported type, an access list: its own entry says why
-            self.passed[shown] = f"symbolic link to {named}, which is not indexed"
+            self.passed[shown] = f"symbolic link to {told or 'a file of another collection'}, which is not indexed"
 
 
 def _hidden(rel: str) -> bool:

@@ -372,7 +372,7 @@ def test_links_outside_the_indexed_folder_are_skipped_and_reported(kb, tmp_path)
     assert "outside the indexed folder" in report.skipped["private"]
     assert report.skipped["meals.md"] == "same file as travel.md (symbolic link), indexed once"
     assert report.skipped["again"] == "symbolic link to the indexed folder itself, indexed there"
-    assert report.skipped["hr-link"] == "symbolic link to hr, indexed there"
+    assert report.skipped["hr-link"] == "symbolic link to a folder of another collection, indexed there"
     assert report.skipped["gone.md"] == "broken symbolic link"
     assert not any("CEO" in c.text for c in kb.retriever.snapshot.chunks)
 
@@ -385,7 +385,7 @@ def test_a_link_to_a_hidden_folder_inside_is_judged_by_its_target_and_skipped(kb
     (docs / "current").symlink_to(docs / ".drafts", target_is_directory=True)
     report = build(kb, [docs])
     assert "current/canteen.md" not in report.added and ".drafts/canteen.md" not in report.added
-    assert report.skipped["current"] == "symbolic link to a hidden folder (.drafts); not indexed"
+    assert report.skipped["current"] == "symbolic link to a hidden folder; not indexed"
     assert not any("canteen" in c.text for c in kb.retriever.snapshot.chunks)
 
 

@@ -70,14 +70,27 @@ def answer(kb: KnowledgeBase, question: str, scope: Scope) -> Answer:
 def test_each_link_is_reported_with_what_became_of_its_target(linked):
     kb, report = linked
     assert sorted(kb.store.current_manifest().files) == ["hr/bands.md", "hr/bonus.md", "welcome.md"]
-    assert report.skipped["public-note.md"] == "symbolic link to a hidden file (.private/secret.md); not indexed"
-    assert report.skipped["current"] == "symbolic link to a hidden folder (.drafts); not indexed"
-    assert report.skipped["hr/summary.md"] == (
-        "symbolic link to an excluded file (hr/confidential/salaries.md); not indexed")
-    assert report.skipped["hr/archive"] == "symbolic link to an excluded folder (hr/confidential); not indexed"
-    assert report.skipped["bands.md"] == "same file as hr/bands.md (symbolic link), indexed once"
-    assert report.skipped["eng/bonus.md"] == "same file as hr/bonus.md (symbolic link), indexed once"
-    assert report.skipped["team"] == "symbolic link to hr, indexed there"
+    assert report.skipped["public-note.md"] == "symbolic link to a hidden file; not indexed"
+    assert report.skipped["current"] == "symbolic link to a hidden folder; not indexed"
+    assert report.skipped["hr/summary.md"] == "symbolic link to an excluded file; not indexed"
+    assert report.skipped["hr/archive"] == "symbolic link to an excluded folder; not indexed"
+    assert report.skipped["bands.md"] == "same file as a file of another collection (symbolic link), indexed once"
+    assert report.skipped["eng/bonus.md"] == "same file as a file of another collection (symbolic link), indexed once"
+    assert report.skipped["team"] == "symbolic link to a folder of another collection, indexed there"
+    # The report is read where the link's collection is: it names no hidden, excluded or other collection's file.
+    reasons = " ".join(report.skipped.values())
+    for name in (".private", "secret.md", ".drafts", "confidential", "salaries", "hr/bands.md", "hr/bonus.md", "hr,"):
+        assert name not in reasons, name
+
+
+def test_a_link_within_its_own_collection_names_its_target(kb, tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "hr" / "leave" / "policy.md", f"# Leave\n\n{WELCOME}\n")
+    (docs / "hr" / "policy.md").symlink_to("leave/policy.md")
+    (docs / "hr" / "current").symlink_to("leave", target_is_directory=True)
+    report = build(kb, [docs])
+    assert report.skipped["hr/policy.md"] == "same file as hr/leave/policy.md (symbolic link), indexed once"
+    assert report.skipped["hr/current"] == "symbolic link to hr/leave, indexed there"
 
 
 def test_hidden_and_excluded_targets_cannot_be_found_through_a_link(linked):
@@ -112,5 +125,5 @@ def test_exclusion_globs_and_excluded_ancestors_count_for_a_links_target(kb, tmp
     write(docs / "welcome.md", f"# Welcome\n\n{WELCOME}\n")
     (docs / "merger.md").symlink_to("legal/drafts/2026/merger.md")
     report = build(kb, [docs], exclude=["*/drafts"])
-    assert report.skipped["merger.md"] == "symbolic link to an excluded file (legal/drafts/2026/merger.md); not indexed"
+    assert report.skipped["merger.md"] == "symbolic link to an excluded file; not indexed"
     assert not [c for c in kb.retriever.snapshot.chunks if "412,000" in c.text]
