@@ -51,7 +51,7 @@ class TextStyle:
 
     def name(self, name: str) -> str:
         """A file name as inline code, escaped: it can neither format, mention nor link."""
-        return code_span(self.escape(shortened(name)))
+        return self.escape(code_span(shortened(name)))
 
 
 class ReindexBusy(RuntimeError):

@@ -13,8 +13,18 @@ from microsoft_agents.hosting.core import TurnContext
 from bot.core.reindex import TextStyle
 from bot.core.scopes.command import ScopeStyle
 from bot.teams.reply import delivering
+from rag.links import unlink
 
-TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_")
+_CODE = re.compile(r"(`[^`\n]*`)")
+
+
+def inert(text: str) -> str:
+    """Text Teams renders as written: outside inline code no link (Markdown, autolink) and no HTML tag."""
+    return "".join(part if _CODE.fullmatch(part) else unlink(part, frozenset()).replace("<", "‹").replace(">", "›")
+                   for part in _CODE.split(text))
+
+
+TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_", escape=inert)
 COMMAND = "reindex"
 SCOPE_COMMAND = "scope"
 # `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely

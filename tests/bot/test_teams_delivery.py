@@ -4,6 +4,8 @@ a reindex report is code that nothing in the name can end."""
 
 from __future__ import annotations
 
+import re
+
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import wait_for
@@ -61,3 +63,19 @@ def test_a_teams_reindex_report_shows_a_file_name_as_code_it_cannot_break_out_of
     finally:
         bot.stop()
     assert "**Added:** `aˋ [Open](https:⁄⁄evil.example) **bold** ˋ.md`" in done.text, "one code span, whole"
+
+
+def test_a_teams_reindex_report_renders_skip_reasons_as_text():
+    """A skip reason may carry text from the file (a parser's message): in Teams it links and tags nothing."""
+    from bot.core.reindex import report_text
+    from bot.teams.commands import TEAMS_STYLE
+    from rag.index.builder import IndexReport
+
+    report = IndexReport(version="v2", previous_version="v1", roots=["/docs"], files=2, added=["ok.md"],
+                         skipped={"bad.docx": "corrupt DOCX: [Open](https://evil.example/x) <img src=x onerror=y> <b>bold</b>",
+                                  "[x](mailto:a@evil.example).md": "unsupported file type"})
+    text = report_text(report, TEAMS_STYLE)
+    assert "• `bad.docx` — corrupt DOCX: Open (`evil.example`)" in text and "<img" not in text
+    assert "• `[x](mailto:a@evil.example).md` — unsupported file type" in text  # a name is code, shown whole
+    outside_code = re.sub(r"`[^`\n]*`", "", text)
+    assert "](" not in outside_code and "<" not in outside_code and "‹b›bold‹/b›" in outside_code
