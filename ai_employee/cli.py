@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
@@ -490,8 +491,16 @@ app.add_typer(feedback_app, name="feedback")
 
 
 def main() -> None:
+    from pydantic import ValidationError
+
     _setup_logging()
-    app()
+    try:
+        app()
+    except ValidationError as exc:  # settings are loaded as a command needs them: a mistake is one line
+        from ai_employee.settings_errors import describe
+
+        stderr.print(f"[bold red]error:[/] {escape(describe(exc))}", soft_wrap=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 stdout = Console()
 
 
-def fail(message: str) -> None:
+def fail(message: str, code: int = 1) -> None:
     stderr.print(f"[bold red]error:[/] {escape(message)}")  # messages may quote [lists] or paths
-    raise typer.Exit(1)
+    raise typer.Exit(code)
 
 
 def print_json(data: object) -> None:
