@@ -133,6 +133,7 @@ def search(
     kb = knowledge_base()
     require_index(kb)
     allowed = Scope.parse(scope)
+    _require_collections(kb, allowed)
     try:
         hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path,  # type: ignore[arg-type]
                                                   allowed=allowed)
@@ -213,6 +214,7 @@ def eval_(
         report = _index(kb, [docs], exclude, show_progress=show)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))
+    _require_collections(kb, allowed)
     out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     answer = _answer_outcomes(kb, allowed) if answers else None
@@ -248,6 +250,21 @@ def eval_(
             f"false refusals {_rate(metrics.false_refusal_rate)} of {metrics.answerable} answerable"
         )
     stdout.print(f"  per-question results: {out}")
+
+
+def _unknown_collections(kb: KnowledgeBase, scope: Scope) -> tuple[list[str], list[str]]:
+    """The collections `scope` names that the live index does not have, and the ones it has."""
+    from rag.types import collection_of
+
+    manifest = kb.store.current_manifest()
+    known = sorted({collection_of(name) for name in manifest.files}) if manifest else []
+    return sorted((scope.collections or set()) - set(known)), known
+
+
+def _require_collections(kb: KnowledgeBase, scope: Scope) -> None:
+    unknown, known = _unknown_collections(kb, scope)
+    if unknown:
+        fail(f"no collection {', '.join(unknown)} in the index; it has: {', '.join(known) or 'none'}")
 
 
 def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allowed: Scope):
@@ -331,6 +348,10 @@ def _place_scope(kb: KnowledgeBase, platform: str, channel: str, user: str) -> S
     where = ", ".join(sorted(scope.collections)) if scope.collections is not None else "every collection"
     stderr.print(f"as the bot answers in {channel}{f' to {user}' if user else ''}: {where}", style="dim",
                  markup=False, highlight=False)
+    unknown, known = _unknown_collections(kb, scope)
+    if unknown:
+        stderr.print(f"warning: the index has no collection {', '.join(unknown)} (it has: {', '.join(known) or 'none'})",
+                     style="yellow", markup=False, highlight=False)
     return scope
 
 

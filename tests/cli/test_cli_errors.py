@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tests.bot.harness import wait_for
+from tests.cli.serving import Served, serve_env
 from tests.conftest import PROJECT, cli_env
+from tests.fakes.slack_api import SlackApiServer
+from tests.processes import free_port
 
 SLACK = {"SLACK_BOT_TOKEN": "xoxb-not-checked", "SLACK_SIGNING_SECRET": "not-checked"}
 
@@ -55,3 +60,46 @@ def test_a_secret_setting_is_never_echoed(monkeypatch):
     assert describe(raised.value) == (
         "AIE_PROBE_TOKEN=(hidden) is not allowed: it should have at least 40 items after validation; "
         "AIE_PROBE_RETRIES='many' is not allowed: it should be a valid integer, unable to parse string as an integer")
+
+
+LONG = ("Employees get twenty six working days of annual leave each year and may carry five of them over into the "
+        "first quarter of the next year, with their manager's agreement.")
+ID = "hr/annual-leave-and-time-off-policy-for-every-office-and-country-2026-edition.md"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """A data dir with two collections indexed, hr (a long sentence, a long file name) and eng."""
+    root = tmp_path_factory.mktemp("cli-errors")
+    docs = root / "docs"
+    (docs / "hr").mkdir(parents=True)
+    (docs / "eng").mkdir()
+    (docs / ID).write_text(f"# Annual leave\n\n{LONG}\n", encoding="utf-8")
+    (docs / "eng" / "deploy.md").write_text("# Deploys\n\nDeploys run on Tuesdays after the change review.\n",
+                                            encoding="utf-8")
+    done = run(root / "data", "index", str(docs), "--json")
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_a_scope_naming_no_collection_says_so_and_lists_the_collections(indexed, tmp_path):
+    done = run(indexed / "data", "search", "annual leave", "--scope", "nosuch")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "error: no collection nosuch in the index; it has: eng, hr\n"
+    dataset = tmp_path / "dataset"
+    (dataset / "docs" / "hr").mkdir(parents=True)
+    (dataset / "docs" / "hr" / "leave.md").write_text(f"# Leave\n\n{LONG}\n", encoding="utf-8")
+    (dataset / "questions.jsonl").write_text(
+        '{"id": "1", "question": "How much annual leave?", "gold": [{"file": "hr/leave.md", "text": "twenty six"}]}\n',
+        encoding="utf-8")
+    done = run(indexed / "data", "eval", str(dataset), "--scope", "hr,finance", "--json")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == "error: no collection finance in the index; it has: hr"
+
+
+def test_ask_in_a_channel_whose_collections_the_index_lacks_warns(indexed, tmp_path):
+    scopes = tmp_path / "scopes.yaml"
+    scopes.write_text("slack: {C0FIN: [finance, hr]}\n", encoding="utf-8")
+    done = run(indexed / "data", "ask", "How much annual leave?", "--channel", "C0FIN",
+               env={"AIE_SCOPES_FILE": str(scopes)})
+    assert done.returncode == 0, done.stderr
+    assert "warning: the index has no collection finance (it has: eng, hr)" in done.stderr.splitlines()
