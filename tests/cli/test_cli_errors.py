@@ -103,3 +103,13 @@ def test_ask_in_a_channel_whose_collections_the_index_lacks_warns(indexed, tmp_p
                env={"AIE_SCOPES_FILE": str(scopes)})
     assert done.returncode == 0, done.stderr
     assert "warning: the index has no collection finance (it has: eng, hr)" in done.stderr.splitlines()
+
+
+def test_piped_output_keeps_long_lines_whole(indexed):
+    done = run(indexed / "data", "search", "annual leave carry over", "-k", "1")
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"1. {ID} · Annual leave") and lines[1] == "   " + LONG
+    done = run(indexed / "data", "ask", "How much annual leave do employees get?")
+    timing = [line for line in done.stderr.splitlines() if "first text after" in line]
+    assert len(timing) == 1 and timing[0].endswith("answer=extractive"), done.stderr
+    assert f"({ID})" in done.stdout.splitlines()[-1]
