@@ -113,3 +113,26 @@ def test_piped_output_keeps_long_lines_whole(indexed):
     timing = [line for line in done.stderr.splitlines() if "first text after" in line]
     assert len(timing) == 1 and timing[0].endswith("answer=extractive"), done.stderr
     assert f"({ID})" in done.stdout.splitlines()[-1]
+
+
+def test_ask_with_redis_down_warns_once(indexed):
+    port = free_port()
+    done = run(indexed / "data", "ask", "How much annual leave do employees get?",
+               env={"AIE_REDIS_URL": f"redis://127.0.0.1:{port}/0"})
+    assert done.returncode == 0 and "twenty six" in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
+    assert warnings == [f"WARNING cache.redis_cache: Redis at redis://127.0.0.1:{port}/0 unavailable (Error 111 "
+                        f"connecting to 127.0.0.1:{port}. Connection refused.); continuing without it, retrying every 5 s"]
+
+
+def test_health_says_what_cache_is_in_use_and_serve_warns_once_about_redis(indexed, tmp_path):
+    with SlackApiServer(tokens=["xoxb-errors-test"]) as slack:
+        env = serve_env(indexed / "data", SLACK_BOT_TOKEN="xoxb-errors-test", SLACK_SIGNING_SECRET="s",
+                        SLACK_API_URL=slack.base_url, REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
+        with Served(env, tmp_path, "--host", "127.0.0.1") as served:
+            assert served.get("/health").json()["cache"] == "none (redis unreachable)"
+            assert served.get("/ready").json()["redis"] == {"configured": True, "reachable": False}
+            time.sleep(1)
+            records = served.records()
+    assert [r["message"].split(" (")[0] for r in records if "Redis" in r["message"]] == [
+        env["REDIS_URL"].join(("Redis at ", " unavailable"))]
