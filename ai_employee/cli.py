@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
+from ai_employee.noise import quiet_libraries
 from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
 from ai_employee.progress import counter, index_progress, stderr
 
@@ -39,6 +40,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-
 def _setup_logging() -> None:
     level = os.environ.get("AIE_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    quiet_libraries()
 
 
 def _print_report(report: IndexReport) -> None:

@@ -136,3 +136,26 @@ def test_health_says_what_cache_is_in_use_and_serve_warns_once_about_redis(index
             records = served.records()
     assert [r["message"].split(" (")[0] for r in records if "Redis" in r["message"]] == [
         env["REDIS_URL"].join(("Redis at ", " unavailable"))]
+
+
+def test_library_start_up_chatter_is_debug_only(indexed, tmp_path):
+    with SlackApiServer(tokens=["xoxb-errors-test"]) as slack:
+        env = serve_env(indexed / "data", SLACK_BOT_TOKEN="xoxb-errors-test", SLACK_SIGNING_SECRET="s",
+                        SLACK_API_URL=slack.base_url)
+        with Served(env, tmp_path, "--host", "127.0.0.1") as served:
+            wait_for(lambda: served.get("/ready").status_code == 200, 60)
+            records = served.records()
+    assert records and not [r for r in records if r["logger"] in ("faiss.loader", "jieba")], records
+    assert any(r["message"].startswith("serving Slack on") for r in records), "INFO lines are still there"
+    quiet = run(indexed / "data", "search", "年假", "-k", "1", env={"AIE_LOG_LEVEL": "INFO"})
+    assert quiet.stderr.splitlines()[:-1] == [], quiet.stderr  # only the timing line
+    verbose = run(indexed / "data", "search", "年假", "-k", "1", env={"AIE_LOG_LEVEL": "DEBUG"}).stderr.splitlines()
+    assert "DEBUG faiss.loader: Loading faiss." in verbose and "DEBUG jieba: Prefix dict has been built successfully." in verbose
+
+
+def test_jieba_started_by_another_library_is_quiet_too(tmp_path):
+    """Milvus Lite's analyzer starts jieba itself, before the BM25 tokenizer could set its level."""
+    probe = "from ai_employee import cli\ncli._setup_logging()\nimport jieba\njieba.initialize()\nprint('ok')\n"
+    env = cli_env(tmp_path) | {"PYTHONPATH": str(PROJECT)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert (done.stdout, done.stderr) == ("ok\n", "")
