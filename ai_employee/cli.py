@@ -37,8 +37,15 @@ SCOPE_HELP = "Only these collections (first folders under the indexed root), e.g
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def _setup_logging() -> None:
     level = os.environ.get("AIE_LOG_LEVEL", "WARNING").upper()
+    if level not in LOG_LEVELS:
+        stderr.print(f"[bold red]error:[/] AIE_LOG_LEVEL={escape(repr(os.environ['AIE_LOG_LEVEL']))} is not allowed: "
+                     f"it should be {', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}", soft_wrap=True)
+        sys.exit(2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     quiet_libraries()
 

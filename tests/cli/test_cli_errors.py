@@ -41,6 +41,9 @@ def test_a_number_that_is_not_one_names_the_environment_variable(tmp_path):
     done = run(tmp_path / "data", "serve", env={"AIE_MAX_CONCURRENT_ANSWERS": "0", **SLACK})
     assert (done.returncode, done.stderr) == (
         2, "error: AIE_MAX_CONCURRENT_ANSWERS='0' is not allowed: it should be greater than or equal to 1\n")
+    done = run(tmp_path / "data", "search", "x", env={"AIE_LOG_LEVEL": "loud"})
+    assert (done.returncode, done.stderr) == (
+        2, "error: AIE_LOG_LEVEL='loud' is not allowed: it should be DEBUG, INFO, WARNING, ERROR or CRITICAL\n")
 
 
 class _Probe(BaseSettings):
