@@ -51,7 +51,7 @@ class RedisCache:
         )
         self._retry_after = retry_after
         self._down_until = 0.0
-        self._warned = False
+        self._unreachable = False
         self._full = False
         self._lock = threading.Lock()
         self._fallback = MemoryCache(max_entries=50_000)
@@ -68,10 +68,10 @@ class RedisCache:
         with self._lock:
             self.stats.errors += 1
             self._down_until = time.monotonic() + self._retry_after
-            if not self._warned:
-                self._warned = True
+            if not self._unreachable:
+                self._unreachable = True
                 if _outage_begins(self.url):
-                        _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
+                    _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
                                  redact_url(self.url), exc, self._retry_after)
 
     def _refused(self, exc: Exception) -> None:
@@ -97,10 +97,10 @@ class RedisCache:
         return self.key_prefix + key[len(KEY_PREFIX):]
 
     def _recovered(self) -> None:
-        if self._warned:
+        if self._unreachable:
             with self._lock:
-                if self._warned:
-                    self._warned = False
+                if self._unreachable:
+                    self._unreachable = False
                     if _outage_ends(self.url):
                         _log.warning("Redis at %s is back", redact_url(self.url))
 
@@ -174,7 +174,7 @@ class RedisCache:
     @property
     def unreachable(self) -> bool:
         """The last call (or `check`) failed to reach Redis: nothing is cached until one succeeds."""
-        return self._warned
+        return self._unreachable
 
     def check(self) -> bool:
         """Whether Redis answers now; a failure counts (and is told) as any call's would."""
