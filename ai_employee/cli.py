@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
+from ai_employee.noise import quiet_libraries
 from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
 from ai_employee.progress import counter, index_progress, stderr
 
@@ -35,9 +37,17 @@ SCOPE_HELP = "Only these collections (first folders under the indexed root), e.g
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def _setup_logging() -> None:
     level = os.environ.get("AIE_LOG_LEVEL", "WARNING").upper()
+    if level not in LOG_LEVELS:
+        stderr.print(f"[bold red]error:[/] AIE_LOG_LEVEL={escape(repr(os.environ['AIE_LOG_LEVEL']))} is not allowed: "
+                     f"it should be {', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}", soft_wrap=True)
+        sys.exit(2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    quiet_libraries()
 
 
 def _print_report(report: IndexReport) -> None:
@@ -132,6 +142,7 @@ def search(
     kb = knowledge_base()
     require_index(kb)
     allowed = Scope.parse(scope)
+    _require_collections(kb, allowed)
     try:
         hits, timings = kb.retriever.search_timed(query, top_k=top_k, mode=mode, path_prefix=path,  # type: ignore[arg-type]
                                                   allowed=allowed)
@@ -212,6 +223,7 @@ def eval_(
         report = _index(kb, [docs], exclude, show_progress=show)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))
+    _require_collections(kb, allowed)
     out = out or kb.index_dir / f"results-{questions_path.stem}-{mode}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     answer = _answer_outcomes(kb, allowed) if answers else None
@@ -247,6 +259,21 @@ def eval_(
             f"false refusals {_rate(metrics.false_refusal_rate)} of {metrics.answerable} answerable"
         )
     stdout.print(f"  per-question results: {out}")
+
+
+def _unknown_collections(kb: KnowledgeBase, scope: Scope) -> tuple[list[str], list[str]]:
+    """The collections `scope` names that the live index does not have, and the ones it has."""
+    from rag.types import collection_of
+
+    manifest = kb.store.current_manifest()
+    known = sorted({collection_of(name) for name in manifest.files}) if manifest else []
+    return sorted((scope.collections or set()) - set(known)), known
+
+
+def _require_collections(kb: KnowledgeBase, scope: Scope) -> None:
+    unknown, known = _unknown_collections(kb, scope)
+    if unknown:
+        fail(f"no collection {', '.join(unknown)} in the index; it has: {', '.join(known) or 'none'}")
 
 
 def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allowed: Scope):
@@ -330,6 +357,10 @@ def _place_scope(kb: KnowledgeBase, platform: str, channel: str, user: str) -> S
     where = ", ".join(sorted(scope.collections)) if scope.collections is not None else "every collection"
     stderr.print(f"as the bot answers in {channel}{f' to {user}' if user else ''}: {where}", style="dim",
                  markup=False, highlight=False)
+    unknown, known = _unknown_collections(kb, scope)
+    if unknown:
+        stderr.print(f"warning: the index has no collection {', '.join(unknown)} (it has: {', '.join(known) or 'none'})",
+                     style="yellow", markup=False, highlight=False)
     return scope
 
 
@@ -490,8 +521,16 @@ app.add_typer(feedback_app, name="feedback")
 
 
 def main() -> None:
+    from pydantic import ValidationError
+
     _setup_logging()
-    app()
+    try:
+        app()
+    except ValidationError as exc:  # settings are loaded as a command needs them: a mistake is one line
+        from ai_employee.settings_errors import describe
+
+        stderr.print(f"[bold red]error:[/] {escape(describe(exc))}", soft_wrap=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

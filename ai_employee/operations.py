@@ -56,6 +56,11 @@ class IndexLoader:
             _log.info("now serving index version %s", version)
 
 
+def _in_use(cache) -> str:
+    """The answer cache really in use: a configured Redis that cannot be reached caches nothing."""
+    return "none (redis unreachable)" if getattr(cache, "unreachable", False) else cache.backend
+
+
 def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
     cache = services.answerer.pipeline.cache
     loader = IndexLoader(kb)
@@ -64,7 +69,7 @@ def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
     def health() -> dict:
         loaded = kb.retriever.loaded
         return {"status": "ok", "index_version": kb.store.current_version(),
-                "serving": loaded.version if loaded else None, "cache": cache.backend,
+                "serving": loaded.version if loaded else None, "cache": _in_use(cache),
                 "reindexing": services.reindexer.running}
 
     def readiness() -> tuple[bool, dict]:
@@ -76,7 +81,7 @@ def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
             index["reason"] = loader.problem
         redis: dict = {"configured": bool(kb.settings.redis_url)}
         if kb.settings.redis_url:
-            redis["reachable"] = bool(getattr(cache, "ping", lambda: False)())
+            redis["reachable"] = bool(getattr(cache, "check", lambda: False)())  # and /health says so
         return loaded is not None and redis.get("reachable", True), {"index": index, "redis": redis}
 
     async def ready() -> tuple[bool, dict]:

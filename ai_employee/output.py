@@ -7,20 +7,19 @@ import sys
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-from ai_employee.progress import stderr
+from ai_employee.progress import console, stderr
 
 if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
 
-stdout = Console()
+stdout = console()
 
 
-def fail(message: str) -> None:
+def fail(message: str, code: int = 1) -> None:
     stderr.print(f"[bold red]error:[/] {escape(message)}")  # messages may quote [lists] or paths
-    raise typer.Exit(1)
+    raise typer.Exit(code)
 
 
 def print_json(data: object) -> None:

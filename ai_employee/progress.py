@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from collections.abc import Iterator
@@ -13,7 +14,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 if TYPE_CHECKING:
     from rag.index.builder import IndexProgress
 
-stderr = Console(stderr=True)
+
+
+def console(stderr: bool = False) -> Console:
+    """A console that wraps at the terminal's width; off a terminal (a pipe, a file) lines stay whole, so ids
+    and paths can be read back (unless COLUMNS sets a width)."""
+    made = Console(stderr=stderr)
+    if not made.is_terminal and "COLUMNS" not in os.environ:
+        made.soft_wrap = True
+        made.width = 10_000  # tables too: as wide as their content
+    return made
+
+
+stderr = console(stderr=True)
 
 
 def _progress() -> Progress:

@@ -20,9 +20,7 @@ def make_cache(redis_url: str | None) -> Cache:
         _log.info("REDIS_URL not set: using an in-process cache")
         return MemoryCache()
     cache = RedisCache(redis_url)
-    if not cache.ping():
-        _log.warning("Redis at %s is not answering; answers continue uncached until it is back",
-                     redact_url(redis_url))
+    cache.check()  # down now: one warning (this process gives no other for this outage)
     return cache
 
 

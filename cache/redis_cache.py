@@ -21,6 +21,24 @@ from cache.memory import MemoryCache
 
 _log = logging.getLogger(__name__)
 
+# Every cache on one Redis (the answers', the de-duplication marks') notices an outage: the process says so once.
+_outages: set[str] = set()
+_outages_lock = threading.Lock()
+
+
+def _outage_begins(url: str) -> bool:
+    with _outages_lock:
+        known = url in _outages
+        _outages.add(url)
+        return not known
+
+
+def _outage_ends(url: str) -> bool:
+    with _outages_lock:
+        known = url in _outages
+        _outages.discard(url)
+        return known
+
 
 class RedisCache:
     def __init__(self, url: str, *, socket_timeout: float = 0.25, retry_after: float = 5.0,
@@ -33,7 +51,7 @@ class RedisCache:
         )
         self._retry_after = retry_after
         self._down_until = 0.0
-        self._warned = False
+        self._unreachable = False
         self._full = False
         self._lock = threading.Lock()
         self._fallback = MemoryCache(max_entries=50_000)
@@ -50,10 +68,11 @@ class RedisCache:
         with self._lock:
             self.stats.errors += 1
             self._down_until = time.monotonic() + self._retry_after
-            if not self._warned:
-                self._warned = True
-                _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
-                             redact_url(self.url), exc, self._retry_after)
+            if not self._unreachable:
+                self._unreachable = True
+                if _outage_begins(self.url):
+                    _log.warning("Redis at %s unavailable (%s); continuing without it, retrying every %.0f s",
+                                 redact_url(self.url), exc, self._retry_after)
 
     def _refused(self, exc: Exception) -> None:
         """Redis is out of memory: it refused a write but is not down (reads keep working)."""
@@ -78,11 +97,12 @@ class RedisCache:
         return self.key_prefix + key[len(KEY_PREFIX):]
 
     def _recovered(self) -> None:
-        if self._warned:
+        if self._unreachable:
             with self._lock:
-                if self._warned:
-                    self._warned = False
-                    _log.warning("Redis at %s is back", redact_url(self.url))
+                if self._unreachable:
+                    self._unreachable = False
+                    if _outage_ends(self.url):
+                        _log.warning("Redis at %s is back", redact_url(self.url))
 
     def get(self, namespace: str, key: str) -> bytes | None:
         value = None
@@ -151,11 +171,20 @@ class RedisCache:
             self._failed(exc)
             return False
 
-    def ping(self) -> bool:
+    @property
+    def unreachable(self) -> bool:
+        """The last call (or `check`) failed to reach Redis: nothing is cached until one succeeds."""
+        return self._unreachable
+
+    def check(self) -> bool:
+        """Whether Redis answers now; a failure counts (and is told) as any call's would."""
         try:
-            return bool(self._client.ping())
-        except redis.RedisError:
+            reached = bool(self._client.ping())
+        except redis.RedisError as exc:
+            self._failed(exc)
             return False
+        self._recovered()
+        return reached
 
 
 def redact_url(url: str) -> str:

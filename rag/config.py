@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -48,7 +49,7 @@ class Settings(BaseSettings):
     keep_snapshots: int = 2
     # "scores": weighted sum of min-max normalised scores (measured best on lawref and squad2, BENCHMARKS.md);
     # "rrf": weighted reciprocal rank fusion.
-    fusion: str = "scores"
+    fusion: Literal["scores", "rrf"] = "scores"
     rrf_k: int = 60
     dense_weight: float = 0.6
     bm25_weight: float = 0.4
@@ -56,7 +57,7 @@ class Settings(BaseSettings):
     # Where the index lives: "faiss" (embedded FAISS + bm25s snapshots in the data dir) or "milvus"
     # (MILVUS_URI: a local *.db file runs Milvus Lite, http://host:19530 a Milvus server; default
     # <data dir>/milvus.db).
-    vector_store: str = "faiss"
+    vector_store: Literal["faiss", "milvus"] = "faiss"
     milvus_uri: str | None = Field(None, validation_alias=AliasChoices("MILVUS_URI", "AIE_MILVUS_URI"))
     milvus_token: SecretStr | None = Field(None, validation_alias=AliasChoices("MILVUS_TOKEN", "AIE_MILVUS_TOKEN"))
     milvus_db: str = Field("", validation_alias=AliasChoices("MILVUS_DB", "AIE_MILVUS_DB"))
@@ -77,7 +78,7 @@ class Settings(BaseSettings):
     rerank_model: str | None = None
     rerank_api_key: SecretStr | None = None
     rerank_timeout: float = 15.0
-    rerank_api: str = "vllm"  # "vllm" (POST /rerank) or "swift" (generative_reranker chat form)
+    rerank_api: Literal["vllm", "swift"] = "vllm"  # "vllm" (POST /rerank) or "swift" (generative_reranker chat form)
     rerank_client_template: bool = False  # wrap Qwen3-Reranker's prompt client-side (older vLLM)
 
     # Answer model; unset: extractive answers (quoted, cited sentences).

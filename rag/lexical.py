@@ -45,7 +45,8 @@ def _ensure_jieba() -> None:
         return
     with _jieba_lock:
         if not _jieba_ready:
-            jieba.setLogLevel(logging.WARNING)
+            # Its dictionary messages are debug: shown only when the application logs at debug level.
+            jieba.setLogLevel(min(logging.WARNING, logging.getLogger().getEffectiveLevel()))
             jieba.initialize()
             _jieba_ready = True
 
