@@ -271,9 +271,14 @@ def _unknown_collections(kb: KnowledgeBase, scope: Scope) -> tuple[list[str], li
 
 
 def _require_collections(kb: KnowledgeBase, scope: Scope) -> None:
+    """None of the scope's collections in the index: an error; some of them (`hr,public` where nothing sits at
+    the root): a warning, and the rest is searched."""
     unknown, known = _unknown_collections(kb, scope)
-    if unknown:
+    if unknown and set(unknown) == set(scope.collections or ()):
         fail(f"no collection {', '.join(unknown)} in the index; it has: {', '.join(known) or 'none'}")
+    if unknown:
+        stderr.print(f"warning: the index has no collection {', '.join(unknown)} (it has: {', '.join(known) or 'none'})",
+                     style="yellow", markup=False, highlight=False)
 
 
 def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allowed: Scope):

@@ -95,8 +95,12 @@ def test_a_scope_naming_no_collection_says_so_and_lists_the_collections(indexed,
     (dataset / "questions.jsonl").write_text(
         '{"id": "1", "question": "How much annual leave?", "gold": [{"file": "hr/leave.md", "text": "twenty six"}]}\n',
         encoding="utf-8")
-    done = run(indexed / "data", "eval", str(dataset), "--scope", "hr,finance", "--json")
+    done = run(indexed / "data", "eval", str(dataset), "--scope", "finance", "--json")
     assert done.returncode == 1 and done.stderr.splitlines()[-1] == "error: no collection finance in the index; it has: hr"
+    # Some of them known (`hr,public` with nothing at the root): a warning, and the known ones are searched.
+    done = run(indexed / "data", "search", "annual leave", "--scope", "hr,public")
+    assert done.returncode == 0 and "Annual leave" in done.stdout
+    assert done.stderr.splitlines()[0] == "warning: the index has no collection public (it has: eng, hr)"
 
 
 def test_ask_in_a_channel_whose_collections_the_index_lacks_warns(indexed, tmp_path):
