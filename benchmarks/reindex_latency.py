@@ -3,6 +3,11 @@ the same questions asked while nothing else runs — embedded default, cold embe
 
     .venv/bin/python benchmarks/reindex_latency.py [--serve-chars 40000] [--reindex-chars 400000]
         [--idle-questions 30] [--every 1.0] [--baseline] [--out NAME]
+    .venv/bin/python benchmarks/reindex_latency.py --whole [--reindex-chars 150000] …
+
+With --whole the questions are answered from all of lawref (19,670 passages, built in about a minute from the
+shared precomputed vectors), and the reindex refreshes all of it while embedding --reindex-chars characters of
+copies of lawref statutes that are new to the index (their titles changed, so every passage is embedded cold).
 
 Each run starts from an empty data dir (so every embedding of the reindex is computed):
   1. index a first slice of lawref (files in path order, --serve-chars characters): what is answered from;
@@ -50,6 +55,19 @@ def slices(serve_chars: int, reindex_chars: int) -> tuple[list[Path], list[Path]
         (first if total < serve_chars else more).append(path)
         total += len(path.read_text(encoding="utf-8"))
     return first, more
+
+
+def cold_copies(reindex_chars: int, docs: Path) -> None:
+    """Copies of the last lawref statutes (path order), `reindex_chars` characters, titled anew: new to the index."""
+    total = 0
+    for n, path in enumerate(sorted((LAWREF / "docs").rglob("*.md"), reverse=True)):
+        if total >= reindex_chars:
+            break
+        text = path.read_text(encoding="utf-8")
+        target = docs / "修订稿" / f"{n:04d}-{path.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"# 修订稿 {n}：" + text.lstrip("# "), encoding="utf-8")
+        total += len(text)
 
 
 def copy(files: list[Path], docs: Path) -> None:
@@ -113,14 +131,19 @@ def main() -> None:
     parser.add_argument("--idle-questions", type=int, default=30)
     parser.add_argument("--every", type=float, default=1.0, help="seconds between questions during the reindex")
     parser.add_argument("--baseline", action="store_true")
+    parser.add_argument("--whole", action="store_true", help="answer from all of lawref (seeded vectors)")
     parser.add_argument("--out", default=None, help="result name (default reindex_latency[_baseline])")
     args = parser.parse_args()
     rows = [json.loads(line) for line in open(LAWREF / "questions.jsonl", encoding="utf-8")]
     questions = list(dict.fromkeys(r["question"] for r in rows))
-    first, more = slices(args.serve_chars, args.reindex_chars)
+    first, more = ((sorted((LAWREF / "docs").rglob("*.md")), []) if args.whole
+                   else slices(args.serve_chars, args.reindex_chars))
     with tempfile.TemporaryDirectory(prefix="reindex-latency-") as tmp:
         docs = Path(tmp) / "docs"
         copy(first, docs)
+        if args.whole:  # the served index's vectors are the shared precomputed ones (a copy: never the original)
+            (Path(tmp) / "data").mkdir()
+            shutil.copyfile(LAWREF / "embeddings" / "cache.sqlite3", Path(tmp) / "data" / "cache.sqlite3")
         kb = KnowledgeBase(Settings(data_dir=Path(tmp) / "data", _env_file=None), Path(tmp) / "index")
         if args.baseline:
             old_wiring(kb)
@@ -129,12 +152,15 @@ def main() -> None:
         print(f"first slice: {served.files} files, {served.chunks} chunks in {time.perf_counter() - began:.0f} s",
               flush=True)
         copy(more, docs)
+        if args.whole:
+            cold_copies(args.reindex_chars, docs)
         pipeline = make_pipeline(kb)
         results = asyncio.run(measure(kb, pipeline, questions, args.idle_questions, args.every, docs))
     results = {"wiring": "old: one shared embedder, normal priority" if args.baseline
                else "indexer's own embedder at the lowest CPU priority",
                "serve_slice": {"files": served.files, "chunks": served.chunks}, **results,
-               "settings": {k: getattr(args, k) for k in ("serve_chars", "reindex_chars", "idle_questions", "every")}}
+               "settings": {k: getattr(args, k) for k in ("serve_chars", "reindex_chars", "idle_questions", "every",
+                                                          "whole")}}
     print(json.dumps(results, ensure_ascii=False, indent=1))
     save(args.out or ("reindex_latency_baseline" if args.baseline else "reindex_latency"), results)
 
