@@ -503,22 +503,37 @@ def teams_package(
         "--app-id", help="The bot's Microsoft App ID (Azure Bot registration), a GUID.")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the zip.")] = Path("app.zip"),
     host: Annotated[Optional[str], typer.Option(
-        "--host", help="Public host of the messaging endpoint, e.g. bot.example.com (a valid domain).")] = None,
+        "--host", help="Public host of the messaging endpoint, e.g. bot.example.com (default: AIE_PUBLIC_URL's).")] = None,
     name: Annotated[str, typer.Option("--name", help="The app's name in Teams (30 characters at most).")] = "AI Employee",
+    privacy_url: Annotated[Optional[str], typer.Option(
+        "--privacy-url", help="Your privacy statement (https://…), linked from the app's page in Teams.")] = None,
+    terms_url: Annotated[Optional[str], typer.Option(
+        "--terms-url", help="Your terms of use (https://…), linked from the app's page in Teams.")] = None,
 ) -> None:
     """Write the Teams app package (manifest.json and icons) to upload in Teams."""
     import re
+    from urllib.parse import urlsplit
 
     from bot.teams.package import AppInfo, write_package
 
     if not re.fullmatch(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}", app_id):
         fail("--app-id must be the bot's Microsoft App ID, a GUID like 00000000-0000-0000-0000-000000000000 "
              f"(got {app_id!r})")
-    if host and not re.fullmatch(r"[A-Za-z0-9.-]+(?::\d+)?", host):
+    public = os.environ.get("AIE_PUBLIC_URL", "").strip()
+    host = host or (urlsplit(public).netloc if public else None)
+    if not host:
+        fail("--host is needed (or AIE_PUBLIC_URL): the public host Teams reaches the bot at, e.g. bot.example.com")
+    if not re.fullmatch(r"[A-Za-z0-9.-]+(?::\d+)?", host):
         fail(f"--host is a host name such as bot.example.com, without https:// or a path (got {host!r})")
     if len(name) > 30:
         fail("--name may have at most 30 characters")
-    written = write_package(AppInfo(app_id.lower(), host, name), out)
+    for option, url in (("--privacy-url", privacy_url), ("--terms-url", terms_url)):
+        if url is not None and not (urlsplit(url).scheme == "https" and urlsplit(url).netloc):
+            fail(f"{option} is an https:// address (got {url!r})")
+    if privacy_url is None or terms_url is None:
+        stderr.print(f"warning: the app's privacy and terms links point at https://{host}/ until --privacy-url "
+                     "and --terms-url name your own pages", style="yellow", markup=False, highlight=False)
+    written = write_package(AppInfo(app_id.lower(), host, name, privacy=privacy_url, terms=terms_url), out)
     stdout.print(f"wrote {written}: upload it in Teams (Apps → Manage your apps → Upload an app)")
 
 

@@ -34,7 +34,7 @@ COMMANDS = [
 @dataclass(frozen=True)
 class AppInfo:
     app_id: str  # the bot's Microsoft App ID (its Azure Bot registration), also used as the Teams app id
-    host: str | None = None  # public host of the messaging endpoint, e.g. bot.example.com
+    host: str  # public host of the messaging endpoint, e.g. bot.example.com
     name: str = "AI Employee"
     version: str = "1.0.0"
     developer: str = "AI Employee"
@@ -44,7 +44,7 @@ class AppInfo:
 
 
 def manifest(info: AppInfo) -> dict:
-    home = info.website or (f"https://{info.host}/" if info.host else "https://example.com/")
+    home = info.website or f"https://{info.host}/"
     return {
         "$schema": SCHEMA_URL,
         "manifestVersion": MANIFEST_VERSION,
@@ -65,7 +65,7 @@ def manifest(info: AppInfo) -> dict:
         "bots": [{"botId": info.app_id, "scopes": SCOPES, "isNotificationOnly": False, "supportsFiles": False,
                   "commandLists": [{"scopes": SCOPES, "commands": COMMANDS}]}],
         "permissions": ["identity", "messageTeamMembers"],
-        "validDomains": [info.host] if info.host else [],
+        "validDomains": [info.host],
     }
 
 

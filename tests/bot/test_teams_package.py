@@ -74,3 +74,31 @@ def test_a_wrong_app_id_or_host_is_refused_with_a_clear_message(tmp_path):
                                      "--out", str(tmp_path / "b.zip")])
     assert wrong_host.exit_code != 0 and "--host is a host name" in wrong_host.output
     assert not (tmp_path / "a.zip").exists() and not (tmp_path / "b.zip").exists()
+
+
+def test_the_package_names_the_real_host_and_your_own_privacy_and_terms_pages(tmp_path, monkeypatch):
+    runner = CliRunner()
+    monkeypatch.delenv("AIE_PUBLIC_URL", raising=False)
+    nowhere = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path / "a.zip")])
+    assert nowhere.exit_code == 1 and "--host is needed (or AIE_PUBLIC_URL)" in nowhere.output
+    assert not (tmp_path / "a.zip").exists(), "no package that points Teams at example.com"
+
+    monkeypatch.setenv("AIE_PUBLIC_URL", "https://assistant.corp.example:8443/")
+    defaults = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--out", str(tmp_path / "b.zip")])
+    assert defaults.exit_code == 0, defaults.output
+    assert "privacy and terms links point at https://assistant.corp.example:8443/ until" in defaults.output
+    with zipfile.ZipFile(tmp_path / "b.zip") as package:
+        manifest = json.loads(package.read("manifest.json"))
+    assert manifest["validDomains"] == ["assistant.corp.example:8443"]
+
+    own = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com", "--out",
+                              str(tmp_path / "c.zip"), "--privacy-url", "https://corp.example/privacy",
+                              "--terms-url", "https://corp.example/terms"])
+    assert own.exit_code == 0 and "warning" not in own.output, own.output
+    with zipfile.ZipFile(tmp_path / "c.zip") as package:
+        developer = json.loads(package.read("manifest.json"))["developer"]
+    assert developer["privacyUrl"] == "https://corp.example/privacy"
+    assert developer["termsOfUseUrl"] == "https://corp.example/terms"
+    plain = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com", "--out",
+                                str(tmp_path / "d.zip"), "--privacy-url", "http://corp.example/privacy"])
+    assert plain.exit_code == 1 and "--privacy-url is an https:// address" in plain.output
