@@ -30,7 +30,7 @@ _NS = {
 }
 # Core properties left as they are in the blank templates python-docx and python-pptx start from: those
 # dates and revision numbers are the template's, not the document's.
-_TEMPLATE_STAMPS = {"2013-12-23T23:15:00Z", "2013-01-27T09:15:58Z"}
+_TEMPLATE_STAMPS = {"2013-12-23T23:15:00Z", "2013-01-27T09:14:16Z", "2013-01-27T09:15:58Z"}  # python-docx, python-pptx
 _MAX_CORE_XML = 1 << 20
 
 # Markdown front matter keys, most specific first.
@@ -110,10 +110,13 @@ def office_metadata(data: bytes) -> DeclaredMetadata:
         value = (element.text or "").strip() if element is not None else ""
         return value or None
 
-    modified, created = text("dcterms:modified"), text("dcterms:created")
-    if modified in _TEMPLATE_STAMPS:
-        return DeclaredMetadata(title=text("dc:title"))
-    version = text("cp:version") or text("cp:revision")
+    # A template's stamps (python-docx's and python-pptx's 2013 dates, and the revision "1" beside them) say
+    # nothing about the document: absent, so the date falls back as for any file; a version set on it stays.
+    modified, created = (None if v in _TEMPLATE_STAMPS else v for v in (text("dcterms:modified"), text("dcterms:created")))
+    revision = text("cp:revision")
+    if revision == "1" and text("dcterms:modified") in _TEMPLATE_STAMPS:
+        revision = None
+    version = text("cp:version") or revision
     return DeclaredMetadata(text("dc:title"), version, normalize_date(modified) or normalize_date(created))
 
 

@@ -351,6 +351,23 @@ def test_blank_template_properties_are_not_the_documents_date(loader, tmp_path):
         assert footnote(doc).endswith(f" · {day}") and "2013" not in footnote(doc)
 
 
+def test_a_version_set_on_a_file_with_template_dates_is_kept(loader, tmp_path):
+    """Only the template's stamps are ignored: a revision the author set stays the version, and the date falls
+    back to the file time as for any file without one."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Parking", level=1)
+    document.add_paragraph("Spaces are assigned by lottery every quarter.")
+    document.core_properties.revision = 4
+    word = tmp_path / "parking.docx"
+    document.save(str(word))
+    old_mtime(word, "2024-05-06")
+    doc = load(loader, word)
+    assert (doc.version, doc.modified, doc.date_source) == ("4", "2024-05-06", "file time")
+    assert footnote(doc).endswith(" · v4 · 2024-05-06")
+
+
 def test_pptx_and_xlsx_core_properties(loader, tmp_path):
     from datetime import datetime
 
