@@ -404,7 +404,8 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
     if answer.citations:
         stdout.print("\n[bold]Sources[/]")
         for citation in answer.citations:
-            stdout.print(f"{citation.footnote}  [dim]({citation.chunk.file})[/]", highlight=False)
+            link = f" {escape(citation.chunk.url)}" if citation.chunk.url else ""  # front matter url:/source:
+            stdout.print(f"{escape(citation.footnote)}  [dim]({escape(citation.chunk.file)})[/]{link}", highlight=False)
     for sentence in answer.sentences:
         if sentence["outcome"] == "moved":
             stdout.print(f"[yellow]citation moved to the passage that supports it:[/] {sentence['text']}",

@@ -260,3 +260,18 @@ def test_release_index_on_a_first_deploy(tmp_path):
     assert report["added"] == ["parking.md"] and report["roots"] == [str(docs.resolve())]
     again = run_in(workdir, data, "index", "--json", env={"AIE_DOCS_PATHS": str(tmp_path / "elsewhere")})
     assert again.returncode == 0 and json.loads(again.stdout)["up_to_date"], "with an index: refresh it"
+
+
+def test_ask_shows_each_sources_link_and_its_title_as_written(tmp_path):
+    """Front matter `url:` (or `source:`) links a footnote to the original; the CLI prints it beside the file,
+    and a title in brackets is printed as written (not read as terminal markup)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "travel.md").write_text(
+        "---\ntitle: \"Travel [red]Policy[/red]\"\nurl: https://wiki.example.com/travel\n---\n# Hotels\n\n"
+        "Hotels are reimbursed up to 150 EUR per night, or 220 EUR in London, Paris and Tokyo.\n", encoding="utf-8")
+    run(tmp_path / "data", "index", str(docs))
+    done = run(tmp_path / "data", "ask", "How much is a hotel per night?")
+    sources = done.stdout.split("Sources", 1)[1].splitlines()
+    assert any(line.startswith("[1] Travel [red]Policy[/red] › Hotels") and line.endswith(
+        "(travel.md) https://wiki.example.com/travel") for line in sources), done.stdout
