@@ -426,9 +426,10 @@ def test_publishing_syncs_the_snapshot_and_the_folder_holding_current_after_each
 def test_a_passage_several_files_share_is_embedded_once(kb, tmp_path):
     """Copies of one document (the same policy in three team folders) cost one embedding per passage."""
     docs = tmp_path / "docs"
+    policy = TRAVEL.replace("# Travel Policy", f"# Travel Policy ({tmp_path.name})")  # not embedded by other tests
     for team in ("sales", "ops", "hr"):
         (docs / team).mkdir(parents=True)
-        (docs / team / "travel.md").write_text(TRAVEL, encoding="utf-8")
+        (docs / team / "travel.md").write_text(policy, encoding="utf-8")
     report = build(kb, [docs])
     manifest = kb.store.current_manifest()
     assert sorted(report.added) == ["hr/travel.md", "ops/travel.md", "sales/travel.md"]
