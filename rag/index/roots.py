@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,3 +33,15 @@ def plan_roots(indexed: list[str], files: list[str], paths: list[Path], add: boo
     dropped = [r for r in old if r not in new]
     count = sum(documents_under(files, indexed, str(r)) for r in dropped)
     return RootsPlan(new, dropped, count)
+
+
+def refiled_name(before: list[str], after: list[str]) -> Callable[[str], str | None] | None:
+    """For files named under the roots `after`, their name under `before` where only the root count changed
+    it (one root names its files bare, several prefix them with the root's name: rag.index.discovery)."""
+    if len(before) == 1 and len(after) > 1 and before[0] in after:
+        prefix = Path(before[0]).name + "/"
+        return lambda new: new[len(prefix):] if new.startswith(prefix) else None
+    if len(before) > 1 and len(after) == 1 and after[0] in before:
+        prefix = Path(after[0]).name + "/"
+        return lambda new: prefix + new
+    return None

@@ -282,6 +282,7 @@ def test_indexing_a_second_folder_never_silently_drops_the_first(tmp_path):
 
     added = json.loads(run(data, "index", "--add", str(hr), "--json").stdout)
     assert added["roots"] == [str(eng.resolve()), str(hr.resolve())] and added["indexed"] == 5
+    assert (len(added["added"]), added["removed"], len(added["refiled"])) == (2, [], 3)  # eng's 3 kept
     status = json.loads(run(data, "status", "--json").stdout)
     assert status["roots"] == added["roots"] and status["files"] == 5
     assert f"roots: {eng.resolve()}, {hr.resolve()}" in run(data, "index").stdout  # no PATH: every root
@@ -295,4 +296,5 @@ def test_replace_says_how_many_documents_go_away(tmp_path):
     assert "3 document(s)" in replaced.stderr and str(eng.resolve()) in replaced.stderr
     report = json.loads(replaced.stdout)
     assert report["roots"] == [str(hr.resolve())] and report["indexed"] == 2
+    assert len(report["removed"]) == 3 and report["added"] == []  # the report agrees: eng's 3 went, hr's 2 stayed
     assert json.loads(run(data, "status", "--json").stdout)["files"] == 2
