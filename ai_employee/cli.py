@@ -53,6 +53,7 @@ def _setup_logging() -> None:
 def _print_report(report: IndexReport) -> None:
     if report.up_to_date:
         stdout.print(f"[green]Index is up to date[/] (snapshot {report.version}, {report.chunks} chunks)")
+        stdout.print(f"  roots: {', '.join(report.roots)}")
         return
     t = report.timings
     stdout.print(
@@ -61,10 +62,12 @@ def _print_report(report: IndexReport) -> None:
     stdout.print(
         f"  added {len(report.added)} · changed {len(report.changed)} · removed {len(report.removed)} · "
         f"unchanged {report.unchanged}"
+        + (f" · renamed with their root {len(report.refiled)}" if report.refiled else "")
         + (f" (version or date updated: {len(report.metadata_updated)})" if report.metadata_updated else "")
         + f" · newly embedded chunks {report.embedded} "
         f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"
     )
+    stdout.print(f"  roots: {', '.join(report.roots)}")
     stdout.print(
         "  time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in t.items() if seconds >= 0.05)
     )
@@ -79,6 +82,24 @@ def _print_report(report: IndexReport) -> None:
         stdout.print(table)
 
 
+def _planned_roots(kb: KnowledgeBase, paths: list[Path], add: bool, replace: bool) -> list[Path]:
+    """PATHS as the admin meant them: never a silent drop of an indexed folder's documents."""
+    from rag.index.roots import plan_roots
+
+    manifest = kb.store.current_manifest()
+    if manifest is None:
+        return paths
+    plan = plan_roots(manifest.roots, list(manifest.files), paths, add)
+    if plan.dropped and not replace:
+        fail(f"the index also covers {', '.join(map(str, plan.dropped))} ({plan.documents_dropped} document(s)), "
+             f"which indexing only {', '.join(map(str, paths))} would remove: pass --add to add it, "
+             "or --replace to remove them")
+    if plan.dropped:
+        stderr.print(f"Replacing: {plan.documents_dropped} document(s) under "
+                     f"{', '.join(map(str, plan.dropped))} go away")
+    return plan.roots
+
+
 def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None, show_progress: bool) -> IndexReport:
     with index_progress(show_progress) as view:
         return kb.refresh(paths, exclude, view)
@@ -87,6 +108,8 @@ def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | Non
 @app.command()
 def index(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Folders or files to index (default: the previous ones).")] = None,
+    add: Annotated[bool, typer.Option("--add", help="Add PATH to the indexed folders.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Index only PATH: the other folders' documents go away.")] = False,
     exclude_file: Annotated[Optional[Path], typer.Option(help="File listing paths or globs to leave out.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     allow_empty: Annotated[bool, typer.Option(
@@ -95,12 +118,15 @@ def index(
 ) -> None:
     """Build or refresh the knowledge base from documents (incremental; the old index serves until done).
 
-    Without PATH: refresh the folders indexed last time, or, when there is no index yet, index
+    Without PATH: refresh every folder indexed, or, when there is no index yet, index
     AIE_DOCS_PATHS; with neither there is nothing to do yet (an error, unless --allow-empty).
+    PATH on an index of other folders: --add adds it, --replace indexes it alone.
     """
     from rag.index.discovery import read_exclude_file
 
     kb = knowledge_base()
+    if add and replace:
+        fail("--add and --replace exclude each other")
     if not paths and kb.store.current_version() is None:
         if not kb.docs_paths:
             message = (f"Nothing to index yet: there is no index in {kb.index_dir} and no folder to index. "
@@ -114,6 +140,8 @@ def index(
     for path in paths or []:
         if not path.exists():
             fail(f"no such file or folder: {path}")
+    if paths:
+        paths = _planned_roots(kb, paths, add, replace)
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else None
         report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
@@ -443,7 +471,7 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         print_json(info)
     else:
         for key, value in info.items():
-            stdout.print(f"{key:>16}: {value}")
+            stdout.print(f"{key:>16}: {', '.join(value) if isinstance(value, list) else value}")
 
 
 @app.command()

@@ -19,6 +19,7 @@ from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
 from rag.index.embed_pipeline import EmbedPipeline
 from rag.index.git_dates import commit_dates
+from rag.index.roots import refiled_name
 from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
@@ -60,6 +61,8 @@ class IndexReport:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    # Files whose name changed only because the number of roots did (`--add` to a one-root index).
+    refiled: list[str] = field(default_factory=list)
     # Unchanged content whose version or date is read anew: a new commit, a copy with a new file time,
     # or metadata an older release of the indexer did not read.
     metadata_updated: list[str] = field(default_factory=list)
@@ -77,7 +80,7 @@ class IndexReport:
 
     @property
     def indexed(self) -> int:
-        return len(self.added) + len(self.changed) + self.unchanged
+        return len(self.added) + len(self.changed) + len(self.refiled) + self.unchanged
 
     def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "indexed": self.indexed}
@@ -187,10 +190,12 @@ class IndexBuilder:
         chunks = [c for r in results for c in r.chunks]
         prev_files = set(prev_manifest.files) if prev_manifest else set()
         report.removed = sorted(prev_files - {r.source.rel for r in results})
+        if prev_manifest is not None:
+            _match_refiled(report, results, prev_manifest)
         if (
             previous is not None
             and rebuild_reason is None
-            and not (report.added or report.changed or report.removed or report.metadata_updated)
+            and not (report.added or report.changed or report.removed or report.metadata_updated or report.refiled)
             and prev_manifest.roots == report.roots
             and prev_manifest.exclude == exclude
         ):
@@ -414,3 +419,22 @@ def _fallback_date(path: Path, git_dates: dict[Path, str]) -> FileDate:
     """A file's last commit date in a git checkout, else its modification time."""
     committed = git_dates.get(path.resolve())
     return FileDate(committed, DATE_FROM_GIT) if committed else file_time(path)
+
+
+def _match_refiled(report: IndexReport, results: list[_FileResult], prev_manifest: Manifest) -> None:
+    """A file that is only renamed by a change in the number of roots is neither added nor removed."""
+    old_name = refiled_name(prev_manifest.roots, report.roots)
+    if old_name is None:
+        return
+    removed, added = set(report.removed), set(report.added)
+    for result in results:
+        new = result.source.rel
+        old = old_name(new)
+        if new not in added or old not in removed:
+            continue
+        added.discard(new)
+        removed.discard(old)
+        same = prev_manifest.files[old].hash == result.digest
+        (report.refiled if same else report.changed).append(new)
+    report.added = [r for r in report.added if r in added]
+    report.removed = sorted(removed)

@@ -275,3 +275,41 @@ def test_ask_shows_each_sources_link_and_its_title_as_written(tmp_path):
     sources = done.stdout.split("Sources", 1)[1].splitlines()
     assert any(line.startswith("[1] Travel [red]Policy[/red] › Hotels") and line.endswith(
         "(travel.md) https://wiki.example.com/travel") for line in sources), done.stdout
+
+
+def _folders(tmp_path: Path) -> tuple[Path, Path]:
+    eng, hr = tmp_path / "mydocs" / "eng", tmp_path / "mydocs" / "hr"
+    for folder, topic, n in ((eng, "deploy pipeline", 3), (hr, "parental leave", 2)):
+        folder.mkdir(parents=True)
+        for i in range(n):
+            (folder / f"{folder.name}{i}.md").write_text(f"# {topic} {i}\n\nThe {topic} rule number {i} says this.\n")
+    return eng, hr
+
+
+def test_indexing_a_second_folder_never_silently_drops_the_first(tmp_path):
+    eng, hr = _folders(tmp_path)
+    data = tmp_path / "data"
+    run(data, "index", str(eng))
+    refused = run(data, "index", str(hr), check=False)
+    assert refused.returncode != 0
+    assert "3 document(s)" in refused.stderr and "--add" in refused.stderr and "--replace" in refused.stderr
+    assert json.loads(run(data, "status", "--json").stdout)["roots"] == [str(eng.resolve())]
+
+    added = json.loads(run(data, "index", "--add", str(hr), "--json").stdout)
+    assert added["roots"] == [str(eng.resolve()), str(hr.resolve())] and added["indexed"] == 5
+    assert (len(added["added"]), added["removed"], len(added["refiled"])) == (2, [], 3)  # eng's 3 kept
+    status = json.loads(run(data, "status", "--json").stdout)
+    assert status["roots"] == added["roots"] and status["files"] == 5
+    assert f"roots: {eng.resolve()}, {hr.resolve()}" in run(data, "index").stdout  # no PATH: every root
+
+
+def test_replace_says_how_many_documents_go_away(tmp_path):
+    eng, hr = _folders(tmp_path)
+    data = tmp_path / "data"
+    run(data, "index", str(eng), str(hr))
+    replaced = run(data, "index", "--replace", str(hr), "--json")
+    assert "3 document(s)" in replaced.stderr and str(eng.resolve()) in replaced.stderr
+    report = json.loads(replaced.stdout)
+    assert report["roots"] == [str(hr.resolve())] and report["indexed"] == 2
+    assert len(report["removed"]) == 3 and report["added"] == []  # the report agrees: eng's 3 went, hr's 2 stayed
+    assert json.loads(run(data, "status", "--json").stdout)["files"] == 2
