@@ -304,6 +304,10 @@ def _require_collections(kb: KnowledgeBase, scope: Scope) -> None:
     unknown, known = _unknown_collections(kb, scope)
     if unknown and set(unknown) == set(scope.collections or ()):
         fail(f"no collection {', '.join(unknown)} in the index; it has: {', '.join(known) or 'none'}")
+    _warn_unknown(unknown, known)
+
+
+def _warn_unknown(unknown: list[str], known: list[str]) -> None:
     if unknown:
         stderr.print(f"warning: the index has no collection {', '.join(unknown)} (it has: {', '.join(known) or 'none'})",
                      style="yellow", markup=False, highlight=False)
@@ -390,10 +394,7 @@ def _place_scope(kb: KnowledgeBase, platform: str, channel: str, user: str) -> S
     where = ", ".join(sorted(scope.collections)) if scope.collections is not None else "every collection"
     stderr.print(f"as the bot answers in {channel}{f' to {user}' if user else ''}: {where}", style="dim",
                  markup=False, highlight=False)
-    unknown, known = _unknown_collections(kb, scope)
-    if unknown:
-        stderr.print(f"warning: the index has no collection {', '.join(unknown)} (it has: {', '.join(known) or 'none'})",
-                     style="yellow", markup=False, highlight=False)
+    _warn_unknown(*_unknown_collections(kb, scope))
     return scope
 
 
