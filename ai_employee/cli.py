@@ -452,12 +452,16 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
 
 @app.command()
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show the live snapshot: version, files, chunks, embedding model."""
+    """Show the live snapshot: version, files, chunks, embedding model, and the data dir it is in."""
     kb = knowledge_base()
+    data_dir, source = kb.settings.data_dir.resolve(), kb.settings.data_dir_source
+    where = "from AIE_DATA_DIR" if source == "AIE_DATA_DIR" else "the default; set AIE_DATA_DIR to use another"
     manifest = kb.store.current_manifest()
     if manifest is None:
-        fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
+        fail(f"no index in {kb.index_dir} (data dir {data_dir}: {where}); run `ai-employee index PATH`")
     info = {
+        "data_dir": str(data_dir),
+        "data_dir_source": source,  # "AIE_DATA_DIR" or "default"
         "version": manifest.version,
         "created": manifest.created,
         "roots": manifest.roots,
@@ -471,6 +475,8 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     if as_json:
         print_json(info)
     else:
+        info["data_dir"] = f"{data_dir} ({where})"
+        del info["data_dir_source"]
         for key, value in info.items():
             stdout.print(f"{key:>16}: {', '.join(value) if isinstance(value, list) else value}")
 
