@@ -31,6 +31,21 @@ def default_data_dir() -> Path:
     return Path(base) / APP_DIR_NAME
 
 
+LEGACY_DATA_DIR = Path("data")  # the default before it became the user data dir: relative to the working folder
+
+
+def legacy_data_notice(settings: Settings) -> str | None:
+    """What to tell someone whose index is still in ./data, the old default, now that the default is elsewhere:
+    only when AIE_DATA_DIR is not set, the default data dir has no index yet and ./data/index exists."""
+    new, old = settings.data_dir, LEGACY_DATA_DIR.resolve()
+    if settings.data_dir_source != "default" or (new / "index").exists() or old == new.resolve():
+        return None
+    if not (old / "index").is_dir():
+        return None
+    return (f"an index from an earlier version is in ./data ({old}), but the data dir is now {new}, which has none; "
+            f"set AIE_DATA_DIR=data to keep using ./data, or move that folder to {new}")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AIE_", env_file=".env", extra="ignore")
 
