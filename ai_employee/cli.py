@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
 from ai_employee.noise import quiet_libraries
-from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
+from ai_employee.output import fail, knowledge_base, print_json, require_index, settings, stdout
 from ai_employee.progress import counter, index_progress, stderr
 
 if TYPE_CHECKING:
@@ -223,7 +223,6 @@ def eval_(
     (and, with --answers, refusal and false-refusal rates; with known wrong passages, how often one is in
     the top 5)."""
     from ai_employee.wiring import KnowledgeBase
-    from rag.config import Settings
     from rag.evaluation import evaluate, load_questions
     from rag.index.discovery import read_exclude_file
     from rag.types import Scope
@@ -237,14 +236,14 @@ def eval_(
         fail(f"{docs} is not a folder")
     if not questions_path.is_file():
         fail(f"{questions_path} not found")
-    settings = Settings()
+    loaded = settings()
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else []
         rows = load_questions(questions_path)
     except ValueError as exc:
         fail(str(exc))
     rows = rows[:limit] if limit else rows
-    kb = KnowledgeBase.for_dataset(settings, dataset_dir, exclude)
+    kb = KnowledgeBase.for_dataset(loaded, dataset_dir, exclude)
     tag = kb.index_dir.name
     show = not as_json or sys.stderr.isatty()
     try:
@@ -452,12 +451,22 @@ def _print_answer_tail(answer: Answer, streamed: str) -> None:
 
 @app.command()
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show the live snapshot: version, files, chunks, embedding model."""
+    """Show the live snapshot: version, files, chunks, embedding model, and the data dir it is in."""
+    from rag.config import legacy_data_notice
+
     kb = knowledge_base()
+    data_dir, source = kb.settings.data_dir.resolve(), kb.settings.data_dir_source
+    where = "from AIE_DATA_DIR" if source == "AIE_DATA_DIR" else "the default; set AIE_DATA_DIR to use another"
+    place = {"data_dir": str(data_dir), "data_dir_source": source,  # "AIE_DATA_DIR" or "default"
+             "notice": legacy_data_notice(kb.settings)}  # an index left in ./data by an earlier version
     manifest = kb.store.current_manifest()
     if manifest is None:
-        fail(f"no index in {kb.index_dir}; run `ai-employee index PATH`")
+        message = f"no index in {kb.index_dir} (data dir {data_dir}: {where}); run `ai-employee index PATH`"
+        if as_json:  # scripts get where it looked, and the notice, on stdout
+            print_json(place | {"error": message})
+        fail(message)
     info = {
+        **place,
         "version": manifest.version,
         "created": manifest.created,
         "roots": manifest.roots,
@@ -471,6 +480,8 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     if as_json:
         print_json(info)
     else:
+        info["data_dir"] = f"{data_dir} ({where})"
+        del info["data_dir_source"], info["notice"]
         for key, value in info.items():
             stdout.print(f"{key:>16}: {', '.join(value) if isinstance(value, list) else value}")
 

@@ -13,6 +13,7 @@ from ai_employee.progress import console, stderr
 
 if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
 
 stdout = console()
 
@@ -26,10 +27,21 @@ def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
+def settings() -> Settings:
+    """The settings every command reads its data dir from; warns (one line) about an index left in ./data."""
+    from rag.config import Settings, legacy_data_notice
+
+    loaded = Settings()
+    notice = legacy_data_notice(loaded)
+    if notice:
+        stderr.print(f"[bold yellow]warning:[/] {escape(notice)}", soft_wrap=True)
+    return loaded
+
+
 def knowledge_base() -> KnowledgeBase:
     from ai_employee.wiring import KnowledgeBase
 
-    return KnowledgeBase.default()
+    return KnowledgeBase.default(settings())
 
 
 def require_index(kb: KnowledgeBase) -> None:

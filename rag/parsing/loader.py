@@ -39,7 +39,7 @@ DATE_FROM_GIT = "git"
 DATE_FROM_FILE_TIME = "file time"
 VOLATILE_DATE_SOURCES = {DATE_FROM_GIT, DATE_FROM_FILE_TIME}
 # Bump when what is read from a document's metadata changes: unchanged files are parsed again.
-METADATA_VERSION = 2  # 2: collections and access lists
+METADATA_VERSION = 3  # 2: collections and access lists; 3: a PDF's declared title wins
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,12 @@ class DocumentLoader:
                 declared = metadata_from_dict(found)
         if not any(b.kind != "heading" and b.text.strip() for b in blocks):
             raise SkipFile("no text found" + (" (scanned? needs OCR)" if suffix == ".pdf" else ""))
-        title = meta.get("title") or document_title(blocks) or declared.title or _title_from_name(path)
+        printed, title_heading = document_title(blocks), ""
+        if suffix == ".pdf":  # a PDF's declared title wins: its headings are the parser's guesses from font sizes
+            title = declared.title or printed or _title_from_name(path)
+            title_heading = printed if printed and printed != title else ""  # a cover line, not a section
+        else:
+            title = meta.get("title") or printed or declared.title or _title_from_name(path)
         modified, date_source = _document_date(declared, path, fallback_date)
         return ParsedDocument(
             file=rel,
@@ -141,6 +146,7 @@ class DocumentLoader:
             parser=parser,
             date_source=date_source,
             access=_access_list(meta),
+            title_heading=title_heading,
         )
 
     def _with_mineru(self, path: Path) -> tuple[list[Block], str, dict[str, str]]:

@@ -244,4 +244,18 @@ def pdf_metadata(path: Path) -> dict[str, str]:
 
 def metadata_from_dict(meta: dict[str, str]) -> DeclaredMetadata:
     """What MinerU's worker read from a PDF (`pdf_metadata`), as DeclaredMetadata."""
-    return DeclaredMetadata(meta.get("title") or None, meta.get("version") or None, normalize_date(meta.get("date")))
+    return DeclaredMetadata(usable_title(meta.get("title")), meta.get("version") or None, normalize_date(meta.get("date")))
+
+
+# Titles that PDF writers fill in when the author gave none: they name the tool or the file, not the document.
+_PLACEHOLDER_TITLES = {"untitled", "anonymous", "unknown", "title", "document", "untitled document"}
+_TOOL_PREFIX = re.compile(r"^(?:microsoft\s+\w+\s*-|untitled\s*-)", re.IGNORECASE)
+_FILE_NAME = re.compile(r"(?:^|[\\/])[^\\/]*\.(?:pdf|docx?|pptx?|xlsx?|odt|rtf|txt|md|tex|dvi|indd|html?)$", re.IGNORECASE)
+
+
+def usable_title(value: str | None) -> str | None:
+    """A declared title, or None when it is empty or a writer's placeholder ("untitled", "report.docx")."""
+    title = re.sub(r"\s+", " ", value or "").strip()
+    if title.strip("()[] ").lower() in _PLACEHOLDER_TITLES or _TOOL_PREFIX.match(title) or _FILE_NAME.search(title):
+        return None
+    return title or None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from html.parser import HTMLParser
 from typing import Any
 
@@ -78,7 +77,9 @@ def infer_heading_levels(blocks: list[Block]) -> list[Block]:
     flat = max(levels, default=0)
     refined: list[Block] = []
     for block in blocks:
-        if block.kind == "heading" and block.level == flat:
+        # MinerU puts its title guess (often just the first heading) above the rest: a numbered heading
+        # there is a section like its siblings ("2. Client dinners" beside "3. Mileage"), not a title.
+        if block.kind == "heading" and (block.level == flat or _numbered_depth(block.text) is not None):
             depth = _numbered_depth(block.text)
             if depth is not None:
                 block = Block("heading", block.text, level=flat + depth - 1, page=block.page)
@@ -173,12 +174,14 @@ def html_table_to_markdown(html: str) -> str:
 
 
 def document_title(blocks: list[Block]) -> str | None:
-    """The top-level heading when there is exactly one, else the first heading."""
-    headings = [b for b in blocks if b.kind == "heading"]
-    if not headings:
+    """The title the document opens with: its top heading before any text, unless numbered (a section)."""
+    opening: list[Block] = []
+    for block in blocks:
+        if block.kind != "heading":
+            break
+        opening.append(block)
+    titles = [b for b in opening if _numbered_depth(b.text) is None]
+    if not titles:
         return None
-    top = min(b.level for b in headings)
-    tops = Counter(b.text for b in headings if b.level == top)
-    if len(tops) == 1:
-        return next(iter(tops))
-    return headings[0].text
+    top = min(b.level for b in titles)
+    return next(b.text for b in titles if b.level == top)

@@ -231,6 +231,67 @@ def test_commands_that_have_nothing_to_work_on_create_no_files(tmp_path, args, m
     assert list(workdir.iterdir()) == [], "no data dir, sqlite file, lock file or MinerU home left behind"
 
 
+def test_without_aie_data_dir_every_folder_finds_the_same_index_in_the_user_data_dir(tmp_path):
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "AIE_DATA_DIR"} | {
+        "HOME": str(home), "XDG_DATA_HOME": str(xdg), "PYTHONPATH": str(PROJECT)}
+    docs, here, elsewhere = tmp_path / "docs", tmp_path / "here", tmp_path / "elsewhere"
+    for folder in (docs, here, elsewhere):
+        folder.mkdir()
+    (docs / "parking.md").write_text("# Parking\n\nNorth garage permits are renewed each quarter.\n", encoding="utf-8")
+
+    def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ai_employee.cli", *args], env=env, cwd=cwd,
+                              capture_output=True, text=True, timeout=900)
+
+    indexed = cli(here, "index", str(docs))
+    assert indexed.returncode == 0, indexed.stderr
+    status = cli(elsewhere, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    expected = xdg / "ai-employee"
+    assert json.loads(status.stdout)["data_dir"] == str(expected)
+    assert json.loads(status.stdout)["data_dir_source"] == "default"
+    assert json.loads(status.stdout)["files"] == 1
+    text = " ".join(cli(elsewhere, "status").stdout.split())
+    assert f"data_dir: {expected} (the default; set AIE_DATA_DIR to use another)" in text
+    assert list(here.iterdir()) == [] and list(elsewhere.iterdir()) == [], "nothing written in the working folders"
+    env["AIE_DATA_DIR"] = str(tmp_path / "mine")
+    chosen = " ".join(cli(elsewhere, "status").stderr.split())
+    assert f"data dir {tmp_path / 'mine'}: from AIE_DATA_DIR" in chosen, "status says which dir it looked in, and why"
+
+
+def test_an_index_left_in_dot_data_by_an_older_version_is_named_with_the_fix_and_left_in_place(tmp_path):
+    home, xdg, old = tmp_path / "home", tmp_path / "xdg", tmp_path / "old"
+    for folder in (home, xdg, old, old / "docs"):
+        folder.mkdir()
+    (old / "docs" / "parking.md").write_text("# Parking\n\nNorth garage permits are renewed each quarter.\n",
+                                             encoding="utf-8")
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "AIE_DATA_DIR"} | {
+        "HOME": str(home), "XDG_DATA_HOME": str(xdg), "PYTHONPATH": str(PROJECT)}
+
+    def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ai_employee.cli", *args], env=env | extra, cwd=old,
+                              capture_output=True, text=True, timeout=900)
+
+    assert cli("index", "docs", AIE_DATA_DIR="data").returncode == 0  # as the relative default used to
+    before = sorted(p.relative_to(old) for p in old.rglob("*"))
+    status = cli("status")
+    assert status.returncode == 1, "no index in the new default: the exit code of a missing index"
+    warnings = [line for line in status.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, status.stderr
+    assert "./data" in warnings[0] and str(old / "data") in warnings[0]
+    assert "AIE_DATA_DIR=data" in warnings[0] and str(xdg / "ai-employee") in warnings[0]
+    as_json = cli("status", "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["notice"] == warnings[0].removeprefix("warning: ")
+    search = cli("search", "parking")
+    assert search.returncode == 1 and search.stderr.count("AIE_DATA_DIR=data") == 1, search.stderr
+    assert sorted(p.relative_to(old) for p in old.rglob("*")) == before, "nothing moved or deleted"
+    assert list(xdg.iterdir()) == [], "nothing created in the new default"
+    chosen = cli("status", "--json", AIE_DATA_DIR="data")
+    assert "warning:" not in chosen.stderr and json.loads(chosen.stdout)["notice"] is None, "AIE_DATA_DIR set: no notice"
+
+
 def test_procfile_runs_one_bot_process_and_a_release_step_that_indexes():
     processes = dict(line.split(":", 1) for line in (PROJECT / "Procfile").read_text().splitlines() if line.strip())
     assert sorted(processes) == ["release", "web"]

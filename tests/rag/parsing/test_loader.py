@@ -11,6 +11,7 @@ import pytest
 from rag.chunking import Chunker
 from rag.parsing.loader import DocumentLoader, SkipFile
 from rag.parsing.mineru_worker import MinerUOptions
+from rag.types import Citation
 
 SECTIONS = [
     ("1 Travel", [("1.1 Booking", "Book trains through the travel portal."), ("1.2 Meals", "The daily meal allowance is 45 EUR.")]),
@@ -423,13 +424,62 @@ def test_pdf_info_dictionary_gives_version_and_date(loader, tmp_path):
         "/Version": "5"})
     doc = load(loader, path)
     assert (doc.version, doc.modified, doc.date_source) == ("5", "2025-07-04", "document")
-    assert footnote(doc) == "[1] Employee Handbook › 1 Travel › 1.1 Booking, p. 1 · v5 · 2025-07-04"
+    assert doc.title == "Handbook", "the declared title wins over the heading the PDF opens with"
+    assert footnote(doc) == "[1] Handbook › 1 Travel › 1.1 Booking, p. 1 · v5 · 2025-07-04"
 
 
 def test_pdf_without_a_modification_date_uses_its_creation_date(loader, tmp_path):
     doc = load(loader, pdf_with_metadata(tmp_path, "created.pdf", {"/CreationDate": "D:20240917"}))
     assert (doc.version, doc.modified) == ("", "2024-09-17")
     assert footnote(doc).endswith(", p. 1 · 2024-09-17")
+
+
+def expense_policy_pdf(path: Path, heading_style: str) -> None:
+    """Metadata title "Expense Policy"; page 1 a client-dinner section, page 2 a heading "3. Mileage"."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    story = [
+        Paragraph("2. Client dinners", styles[heading_style]),
+        Paragraph("A client dinner may cost up to 80 EUR per guest, with the receipt and the names. " * 3,
+                  styles["BodyText"]),
+        PageBreak(),
+        Paragraph("3. Mileage", styles["Heading1"]),
+        Paragraph("Driving your own car on business is paid at 0.30 EUR per kilometre. " * 3, styles["BodyText"]),
+    ]
+    SimpleDocTemplate(str(path), pagesize=A4, title="Expense Policy").build(story)
+
+
+@pytest.mark.parametrize("heading_style", ["BodyText", "Heading1"])
+def test_pdf_declared_title_wins_and_headings_stay_on_their_pages(loader, tmp_path, heading_style):
+    path = tmp_path / "expenses.pdf"
+    expense_policy_pdf(path, heading_style)
+    doc = load(loader, path)
+    assert doc.title == "Expense Policy"
+    chunks = Chunker().chunk(doc)
+    assert {c.title for c in chunks} == {"Expense Policy"}
+    dinner = next(c for c in chunks if "client dinner" in c.text)
+    assert "Mileage" not in Citation(1, dinner).footnote
+    assert Citation(1, dinner).footnote.startswith("[1] Expense Policy")
+    assert dinner.page == 1
+    mileage = next(c for c in chunks if "0.30 EUR" in c.text)
+    assert mileage.heading_path[-1] == "3. Mileage" and mileage.page == 2
+    assert "Client dinners" not in " ".join(mileage.heading_path), "sibling sections do not nest"
+    assert Citation(1, mileage).footnote.startswith("[1] Expense Policy › 3. Mileage, p. 2")
+
+
+def test_pdf_placeholder_title_and_later_headings_do_not_name_the_document(loader, tmp_path):
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    path = tmp_path / "car_rules.pdf"
+    story = [Paragraph("Book the car through the portal. " * 4, styles["BodyText"]),
+             Paragraph("3. Mileage", styles["Heading1"]), Paragraph("Paid per kilometre. " * 4, styles["BodyText"])]
+    SimpleDocTemplate(str(path)).build(story)  # reportlab's own placeholder title
+    assert load(loader, path).title == "car rules"
 
 
 def test_html_meta_gives_version_and_date(loader, tmp_path):

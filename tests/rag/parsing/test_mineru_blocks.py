@@ -1,4 +1,9 @@
-from rag.parsing.mineru_blocks import content_list_to_blocks, html_table_to_markdown, infer_heading_levels
+from rag.parsing.mineru_blocks import (
+    content_list_to_blocks,
+    document_title,
+    html_table_to_markdown,
+    infer_heading_levels,
+)
 from rag.types import Block
 
 
@@ -46,3 +51,19 @@ def test_running_headers_dropped_single_header_kept_and_page_numbers_ignored():
 def test_unpaged_formats_have_no_pages_and_bold_heading_markers_go():
     blocks = content_list_to_blocks([{"type": "text", "text": "**Intro**", "text_level": 2, "page_idx": 0}], paged=False)
     assert blocks == [Block("heading", "Intro", level=2, page=None)]
+
+
+def test_a_numbered_heading_mineru_put_on_top_is_a_section_like_its_siblings():
+    # MinerU's flash tier reports the first heading one level above the others, whatever it says.
+    blocks = [Block("heading", "2. Client dinners", 1, page=1), Block("text", "Up to 80 EUR.", page=1),
+              Block("heading", "3. Mileage", 2, page=2), Block("text", "0.30 EUR per km.", page=2)]
+    refined = infer_heading_levels(blocks)
+    assert refined[0].level == refined[2].level
+    assert document_title(refined) is None, "a numbered section does not name the document"
+
+
+def test_the_title_is_the_top_heading_the_document_opens_with():
+    opening = [Block("heading", "Expense Policy", 1), Block("heading", "1 Scope", 2), Block("text", "All staff.")]
+    assert document_title(opening) == "Expense Policy"
+    later = [Block("text", "Intro."), Block("heading", "Mileage", 1), Block("text", "Per km.")]
+    assert document_title(later) is None
