@@ -527,15 +527,39 @@ def serve(
         logging.getLogger("ai_employee.serve").warning(
             "Teams runs in anonymous mode (ANONYMOUS_ALLOWED=true) on %s:%d: anyone who can reach that port can act "
             "as any Teams user, admins included", host, port)
-    bot = make_bot(knowledge_base(), slack if slack.configured or socket_mode else None,
-                   teams if teams.configured else None, chat)
+    kb = knowledge_base()  # a settings mistake is all the output, before any platform is asked
+    connections, credentials, served = _verified(slack if slack.configured or socket_mode else None,
+                                                 teams if teams.configured else None)
+    bot = make_bot(kb, slack if "slack" in served else None, teams if "teams" in served else None,
+                   chat, teams_connections=connections, credentials=credentials)
     what = " and ".join(name for name, on in (("Slack", bot.slack_app), ("Teams", bot.teams)) if on is not None)
-    if socket_mode:
+    if socket_mode and bot.slack_app is not None:
         # Slack's events come over the socket, so /slack/events is not served; /health (and Teams) stay on HTTP.
         app_token = slack.slack_app_token.get_secret_value()
         asyncio.run(serve_socket_mode(bot.slack_app, app_token, bot.web_app(slack_events=False), host, port))
     else:
         asyncio.run(serve_http(bot.web_app(), host, port, what))
+
+
+def _verified(slack, teams):
+    """Each configured surface's credentials, checked with its platform (one call each, at once): `serve`
+    stops with one line (exit code 2) when all are refused, else serves the others and says so once. The
+    result: the SDK's Teams connections (checked), what /ready shows of each surface, the surfaces to serve."""
+    from ai_employee.credentials import checks, nothing_to_serve, refused, verify, warnings
+
+    connections = None
+    if teams is not None and teams.client_id:
+        from bot.teams.app import msal_connections
+
+        connections = msal_connections(teams)
+    credentials = verify(checks(slack, teams, connections))
+    bad = refused(credentials)
+    if bad and len(bad) == len(credentials.results):
+        stderr.print(f"[bold red]error:[/] {escape(nothing_to_serve(credentials))}", soft_wrap=True)
+        raise typer.Exit(2)
+    for line in warnings(credentials):
+        logging.getLogger("ai_employee.serve").warning("%s", line)
+    return connections, credentials, set(credentials.results) - set(bad)
 
 
 @app.command("teams-package")

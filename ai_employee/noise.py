@@ -1,11 +1,13 @@
-"""Libraries that talk at import time (faiss: which CPU build it loads; jieba: building its dictionary)
-speak at debug level here: a user sees none of it unless AIE_LOG_LEVEL=DEBUG."""
+"""Libraries that talk at import time (faiss: which CPU build it loads; jieba: building its dictionary), or
+at every start and token (the Agents SDK: its connection settings, "Acquiring token …"), speak at debug
+level here: a user sees none of it unless AIE_LOG_LEVEL=DEBUG."""
 
 from __future__ import annotations
 
 import logging
 
-NOISY = ("faiss.loader", "jieba")
+NOISY = ("faiss.loader", "jieba", "microsoft_agents.hosting.core.authorization.connection_manager",
+         "microsoft_agents.authentication.msal.msal_auth")
 
 
 def _to_debug(record: logging.LogRecord) -> bool:

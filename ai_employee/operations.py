@@ -13,6 +13,7 @@ from rag.index.snapshot import IndexNotFoundError
 
 if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
+    from bot.core.credentials import CredentialStatus
     from bot.core.services import CoreServices
 
 _log = logging.getLogger(__name__)
@@ -61,7 +62,9 @@ def _in_use(cache) -> str:
     return "none (redis unreachable)" if getattr(cache, "unreachable", False) else cache.backend
 
 
-def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
+def make_operations(kb: KnowledgeBase, services: CoreServices, credentials: CredentialStatus | None = None) -> Operations:
+    """`credentials`: what `serve` learnt of each configured surface's credentials (not ready while one of
+    them was refused or could not be verified)."""
     cache = services.answerer.pipeline.cache
     loader = IndexLoader(kb)
     stop = threading.Event()
@@ -85,7 +88,12 @@ def make_operations(kb: KnowledgeBase, services: CoreServices) -> Operations:
         return loaded is not None and redis.get("reachable", True), {"index": index, "redis": redis}
 
     async def ready() -> tuple[bool, dict]:
-        return await asyncio.to_thread(readiness)
+        ok, details = await asyncio.to_thread(readiness)
+        if credentials is not None:
+            credentials.recheck_if_due()
+            details["credentials"] = credentials.shown()
+            ok = ok and credentials.ok
+        return ok, details
 
     def start() -> None:
         loader.start()

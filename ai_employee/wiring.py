@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
     from bot.core.config import ChatSettings
+    from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
     from bot.server import Operations, Routes
@@ -321,16 +322,17 @@ class Bot:
 
 
 def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: TeamsSettings | None = None,
-             chat: ChatSettings | None = None, teams_connections=None, graph_token=None) -> Bot:
+             chat: ChatSettings | None = None, teams_connections=None, graph_token=None,
+             credentials: CredentialStatus | None = None) -> Bot:
     """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
-    SDK's MSAL token providers and `graph_token` the Microsoft Graph tokens they would issue (for tests:
-    Entra cannot be reached from them)."""
+    SDK's MSAL token providers (`serve` passes those it checked; tests, stand-ins) and `graph_token` the
+    Microsoft Graph tokens they would issue; `credentials`, what /ready says of each surface's."""
     from ai_employee.operations import make_operations
     from bot.core.config import ChatSettings
 
     chat = chat or ChatSettings()
     services = make_core(kb, chat)
-    bot = Bot(services, make_operations(kb, services))
+    bot = Bot(services, make_operations(kb, services, credentials))
     if slack is not None:
         from bot.slack.app import create_app
         from bot.slack.services import SlackServices

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.cli.serving import TEAMS, Served, refused, serve_env
+from tests.fakes.entra import EntraTokenService
 
 WARNING = "anyone who can reach that port can act as any Teams user, admins included"
 
@@ -60,8 +61,10 @@ def test_anonymous_mode_with_a_client_id_does_not_start(anonymous, tmp_path):
 
 
 def test_a_registered_bot_still_listens_on_every_interface(tmp_path):
-    env = serve_env(tmp_path / "data", **{f"{TEAMS}CLIENTID": "00000000-0000-4000-8000-00000000c1d0",
-                                         f"{TEAMS}CLIENTSECRET": "a-client-secret", f"{TEAMS}TENANTID": "tenant"})
-    with Served(env, tmp_path) as served:
-        assert served.get("/health", host=outside_address()).status_code == 200
-        assert f"on http://0.0.0.0:{served.port}" in served.text and WARNING not in served.text
+    client_id = "00000000-0000-4000-8000-00000000c1d0"
+    with EntraTokenService({"tenant"}, {client_id: "a-client-secret"}) as entra:  # serve checks the registration
+        env = serve_env(tmp_path / "data", **entra.env(), **{
+            f"{TEAMS}CLIENTID": client_id, f"{TEAMS}CLIENTSECRET": "a-client-secret", f"{TEAMS}TENANTID": "tenant"})
+        with Served(env, tmp_path) as served:
+            assert served.get("/health", host=outside_address()).status_code == 200
+            assert f"on http://0.0.0.0:{served.port}" in served.text and WARNING not in served.text

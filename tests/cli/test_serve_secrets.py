@@ -13,6 +13,7 @@ from bot.teams.config import TeamsSettings
 from rag.config import Settings
 from tests.bot.harness import sign, wait_for
 from tests.cli.serving import TEAMS, Served, serve_env
+from tests.fakes.entra import EntraTokenService
 from tests.fakes.slack_api import SlackApiServer
 from tests.processes import free_port
 
@@ -41,13 +42,23 @@ def slack():
         yield server
 
 
+CLIENT_ID, TENANT = "00000000-0000-4000-8000-00000000c1d0", "tenant"
+
+
 @pytest.fixture
-def configured(monkeypatch, tmp_path, slack):
-    """Every secret setting set, a model server for each role (none of them running), Redis with a password."""
+def entra():
+    with EntraTokenService({TENANT}, {CLIENT_ID: SECRETS[f"{TEAMS}CLIENTSECRET"]}) as service:
+        yield service
+
+
+@pytest.fixture
+def configured(monkeypatch, tmp_path, slack, entra):
+    """Every secret setting set, a model server for each role (none of them running), Redis with a password;
+    Slack and Entra accept the bot's credentials."""
     closed = f"http://127.0.0.1:{free_port()}/v1"
     env = {**SECRETS, "REDIS_URL": f"redis://:{REDIS_PASSWORD}@127.0.0.1:{free_port()}/0",
-           "SLACK_API_URL": slack.base_url,
-           f"{TEAMS}CLIENTID": "00000000-0000-4000-8000-00000000c1d0", f"{TEAMS}TENANTID": "tenant",
+           "SLACK_API_URL": slack.base_url, **entra.env(),
+           f"{TEAMS}CLIENTID": CLIENT_ID, f"{TEAMS}TENANTID": TENANT,
            **{f"AIE_{role}_BASE_URL": closed for role in ("EMBED", "REWRITE", "RERANK", "ANSWER")},
            **{f"AIE_{role}_MODEL": "some-model" for role in ("EMBED", "REWRITE", "RERANK", "ANSWER")},
            "AIE_MINERU_SERVER_URL": closed}
@@ -79,6 +90,7 @@ def test_serve_logs_no_secret_even_when_redis_is_down(configured, slack, tmp_pat
     with Served(env, tmp_path, "--host", "127.0.0.1") as served:
         ready = served.get("/ready")
         assert ready.status_code == 503 and ready.json()["redis"] == {"configured": True, "reachable": False}
+        assert ready.json()["credentials"] == {"slack": "ok", "teams": "ok"}  # checked with the secrets themselves
         assert httpx.post(f"{served.url}/slack/events", content=b"{}", timeout=10).status_code == 401
         assert httpx.post(f"{served.url}/api/messages", content=b"{}", timeout=10).status_code == 401
         event = json.dumps({"type": "event_callback", "event_id": "Ev0SECRET1", "team_id": "T0FAKE001",
