@@ -74,7 +74,7 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                     None)
         out.append({"id": row["id"], "question": row["question"], "answerable": answerable,
                     **({"kind": row["kind"]} if "kind" in row else {}),
-                    "refused": final.refused,
+                    "refused": final.refused, "refusal_reason": final.refusal_reason,
                     "correct": answerable and not final.refused and qset.judge(row, final),
                     "gold_rank": rank if answerable else None,
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
