@@ -70,8 +70,8 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
         answerable = is_answerable(row)
         # The candidates the answer was made from (served from the pipeline's cache: not timed).
         found = await pipeline.finder.find(row["question"], final.rewritten_query, final.index_version)
-        rank = next((k for k, hit in enumerate(found.hits[: max(RECALL_AT)], 1) if qset.gold_hit(row, hit.chunk)),
-                    None)
+        top = found.hits[: max(RECALL_AT)]
+        rank = next((k for k, hit in enumerate(top, 1) if qset.gold_hit(row, hit.chunk)), None)
         out.append({"id": row["id"], "question": row["question"], "answerable": answerable,
                     **({"kind": row["kind"]} if "kind" in row else {}),
                     "refused": final.refused, "refusal_reason": final.refusal_reason,
@@ -121,8 +121,8 @@ def report(judged: list[dict]) -> dict:
         for kind in kinds:
             rows = [r for r in judged if r.get("kind") == kind]
             done = [r for r in rows if r["answerable"]]
-            out["by_kind"][kind] = ({k: v for k, v in summarise(done).items()
-                                     if k in ("questions", "recall@5", "recall@10", "correct", "false_refusals")}
+            brief = ("questions", "recall@5", "recall@10", "correct", "false_refusals")
+            out["by_kind"][kind] = ({k: v for k, v in summarise(done).items() if k in brief}
                                     if done else summarise_unanswerable(rows))
     return out
 
@@ -144,8 +144,8 @@ def run_set(settings: Settings, qset: QuestionSet, pipelines: dict) -> list[dict
             kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
             began = time.perf_counter()
             built = kb.refresh([part.docs], list(part.exclude))
-            print(f"  index {kb.index_dir.name}: {built.chunks} chunks in {time.perf_counter() - began:.0f} s",
-                  flush=True)
+            took = time.perf_counter() - began
+            print(f"  index {kb.index_dir.name}: {built.chunks} chunks in {took:.0f} s", flush=True)
             pipelines[key] = make_pipeline(kb)
         print(f"{qset.name}: {sum(map(is_answerable, part.rows))} answerable, "
               f"{sum(not is_answerable(r) for r in part.rows)} unanswerable questions", flush=True)

@@ -1,4 +1,4 @@
-"""The question sets benchmarks/answer_quality.py answers: which questions, against which documents, and how an
+"""The question sets of benchmarks/answer_quality.py: which questions, against which documents, and how an
 answer and a retrieved passage are judged.
 
   squad2     squad2/questions.jsonl (answerable and unanswerable) vs squad2/docs
