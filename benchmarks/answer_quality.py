@@ -1,14 +1,22 @@
 """Quality of the embedded default's extractive answers on real questions.
 
     .venv/bin/python benchmarks/answer_quality.py --data-dir DATA_DIR [--sets squad2,lawref] [--limit N]
-        [--gate default|off] [--name answer_quality]
+        [--gate default|off] [--answerable-only] [--name answer_quality]
 
-squad2: of the answerable questions, the share of answers whose quoted text contains one of the gold
-`answers` strings (case and spacing ignored). lawref: the share of answers whose citations include the
-gold article (the hit rule of ../shared/datasets/README.md). Also: how many sentences were quoted, how
-often the answer was a refusal, and the time to produce it. With `--gate off` every question is answered
-(the evidence gate never refuses), which measures the extractive selection alone; `default` runs the
-gate as configured, which is what a user gets.
+Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, handbook. Per set, of the
+answerable questions: recall@5 and recall@10 of the gold among the candidates the answer is made from
+(squad2 and lawref: the hit rule of ../shared/datasets/README.md; handbook: a passage of the gold file), the
+share of answers that are right — squad2, squad2-zh, handbook: the quoted text contains one of the gold
+`answers` strings (case and spacing ignored); lawref, lawref-en: the citations include the gold article —,
+how many sentences were quoted, how often the answer was a refusal (a false refusal) and the time to produce
+it. Where a set has unanswerable questions (squad2's; lawref's refusal.jsonl, answered from lawref without the
+files of refusal-exclude.txt; the handbook's answerable=false rows), the share of them refused. With
+`--gate off` every question is answered (the evidence gate never refuses), which measures the extractive
+selection alone; `default` runs the gate as configured, which is what a user gets.
+
+The work cache of DATA_DIR is seeded from ../shared/datasets/lawref/embeddings/ when it has none (a copy), so
+all of lawref indexes in about a minute. One JSON line per question, with the answer's text, goes to
+DATA_DIR/NAME-SET.jsonl.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import argparse
 import asyncio
 import json
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -26,22 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.question_sets import QuestionSet, is_answerable, load_set  # noqa: E402
 from rag.config import Settings  # noqa: E402
-from rag.evaluation import Gold, is_hit  # noqa: E402
 from rag.text import sentence_spans  # noqa: E402
 from rag.types import Answer  # noqa: E402
 
-_SPACE = re.compile(r"\s+")
-
-
-def squash(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
-
-
-def quoted_text(answer: Answer) -> str:
-    """The quotes of an extractive answer (`> …` lines), without markers."""
-    quotes = [line[1:] for line in answer.text.splitlines() if line.startswith(">")]
-    return re.sub(r"\[\d+\]", "", " ".join(quotes))
+SEED_CACHE = DATASETS / "lawref" / "embeddings" / "cache.sqlite3"
+RECALL_AT = (5, 10)
 
 
 def quoted_sentences(answer: Answer) -> int:
@@ -58,11 +58,7 @@ def quoted_sentences(answer: Answer) -> int:
     return count
 
 
-def load_rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-async def answer_all(pipeline, rows: list[dict], judge) -> list[dict]:
+async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict]:
     out = []
     for n, row in enumerate(rows, 1):
         began = time.perf_counter()
@@ -71,61 +67,114 @@ async def answer_all(pipeline, rows: list[dict], judge) -> list[dict]:
             if isinstance(item, Answer):
                 final = item
         took = (time.perf_counter() - began) * 1000
-        out.append({"id": row["id"], "refused": final.refused, "correct": (not final.refused) and judge(row, final),
-                    "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1)})
+        answerable = is_answerable(row)
+        # The candidates the answer was made from (served from the pipeline's cache: not timed).
+        found = await pipeline.finder.find(row["question"], final.rewritten_query, final.index_version)
+        top = found.hits[: max(RECALL_AT)]
+        rank = next((k for k, hit in enumerate(top, 1) if qset.gold_hit(row, hit.chunk)), None)
+        out.append({"id": row["id"], "question": row["question"], "answerable": answerable,
+                    **({"kind": row["kind"]} if "kind" in row else {}),
+                    "refused": final.refused, "refusal_reason": final.refusal_reason,
+                    "correct": answerable and not final.refused and qset.judge(row, final),
+                    "gold_rank": rank if answerable else None,
+                    "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
+                    "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text})
         if n % 100 == 0:
-            done = sum(r["correct"] for r in out) / len(out)
+            done = sum(r["correct"] for r in out) / max(sum(r["answerable"] for r in out), 1)
             print(f"  {n}/{len(rows)} correct so far {done:.3f}", flush=True)
     return out
 
 
-def squad_judge(row: dict, answer: Answer) -> bool:
-    quoted = squash(quoted_text(answer))
-    return any(squash(a) in quoted for a in row.get("answers", []) if a.strip())
-
-
-def lawref_judge(row: dict, answer: Answer) -> bool:
-    gold = [Gold(g["file"], g["text"]) for g in row["gold"]]
-    return any(is_hit(c.chunk.file, c.chunk.text, g) for c in answer.citations for g in gold)
-
-
 def summarise(rows: list[dict]) -> dict:
+    """Answerable rows: the figures of earlier runs (same keys) plus recall and false refusals."""
     answered = [r for r in rows if not r["refused"]]
+    n = max(len(rows), 1)
     return {
         "questions": len(rows),
-        "correct": round(sum(r["correct"] for r in rows) / max(len(rows), 1), 4),
+        **{f"recall@{k}": round(sum(r["gold_rank"] is not None and r["gold_rank"] <= k for r in rows) / n, 4)
+           for k in RECALL_AT},
+        "correct": round(sum(r["correct"] for r in rows) / n, 4),
         "correct_when_answered": round(sum(r["correct"] for r in answered) / max(len(answered), 1), 4),
-        "refused": round(1 - len(answered) / max(len(rows), 1), 4),
+        "refused": round(1 - len(answered) / n, 4),
+        "false_refusals": len(rows) - len(answered),
         "sentences_mean": round(statistics.mean([r["sentences"] for r in answered] or [0]), 3),
         "sentences_max": max([r["sentences"] for r in answered] or [0]),
         "ms_p50": round(statistics.median([r["ms"] for r in rows] or [0]), 1),
     }
 
 
+def summarise_unanswerable(rows: list[dict]) -> dict:
+    refused = sum(r["refused"] for r in rows)
+    return {"questions": len(rows), "refused": round(refused / max(len(rows), 1), 4), "refusals": refused,
+            "ms_p50": round(statistics.median([r["ms"] for r in rows] or [0]), 1)}
+
+
+def report(judged: list[dict]) -> dict:
+    answerable = [r for r in judged if r["answerable"]]
+    unanswerable = [r for r in judged if not r["answerable"]]
+    out = summarise(answerable)
+    if unanswerable:
+        out["unanswerable"] = summarise_unanswerable(unanswerable)
+    kinds = sorted({r["kind"] for r in judged if "kind" in r})
+    if kinds:
+        out["by_kind"] = {}
+        for kind in kinds:
+            rows = [r for r in judged if r.get("kind") == kind]
+            done = [r for r in rows if r["answerable"]]
+            brief = ("questions", "recall@5", "recall@10", "correct", "false_refusals")
+            out["by_kind"][kind] = ({k: v for k, v in summarise(done).items() if k in brief}
+                                    if done else summarise_unanswerable(rows))
+    return out
+
+
+def seed_work_cache(data_dir: Path) -> None:
+    """The shared precomputed vectors of lawref and squad2, copied (never the original) if none is there."""
+    target = data_dir / "cache.sqlite3"
+    if not target.exists() and SEED_CACHE.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SEED_CACHE, target)
+        print(f"seeded the work cache from {SEED_CACHE}", flush=True)
+
+
+def run_set(settings: Settings, qset: QuestionSet, pipelines: dict) -> list[dict]:
+    judged: list[dict] = []
+    for part in qset.parts:
+        key = (str(part.docs), part.exclude)
+        if key not in pipelines:  # each index once per run (squad2-zh reuses squad2's, lawref-en lawref's)
+            kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
+            began = time.perf_counter()
+            built = kb.refresh([part.docs], list(part.exclude))
+            took = time.perf_counter() - began
+            print(f"  index {kb.index_dir.name}: {built.chunks} chunks in {took:.0f} s", flush=True)
+            pipelines[key] = make_pipeline(kb)
+        print(f"{qset.name}: {sum(map(is_answerable, part.rows))} answerable, "
+              f"{sum(not is_answerable(r) for r in part.rows)} unanswerable questions", flush=True)
+        judged += asyncio.run(answer_all(pipelines[key], part.rows, qset))
+    return judged
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--sets", default="squad2,lawref")
-    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=0,
+                        help="at most N answerable (and N unanswerable) questions per set")
     parser.add_argument("--gate", choices=("default", "off"), default="off")
+    parser.add_argument("--answerable-only", action="store_true", help="skip the unanswerable questions")
     parser.add_argument("--name", default="answer_quality")
     args = parser.parse_args()
     overrides = {"gate_threshold": 0.0} if args.gate == "off" else {}
     settings = Settings(data_dir=args.data_dir, _env_file=None, **overrides)
-    results: dict[str, object] = {"gate": args.gate, "sets": {}}
+    seed_work_cache(args.data_dir)
+    results: dict[str, object] = {"gate": args.gate, "limit": args.limit, "sets": {}}
+    pipelines: dict = {}
     for name in args.sets.split(","):
-        dataset = DATASETS / name
-        rows = [r for r in load_rows(dataset / "questions.jsonl") if r.get("answerable", True) and r.get("gold")]
-        rows = rows[: args.limit] if args.limit else rows
-        kb = KnowledgeBase.for_dataset(settings, dataset, [])
-        kb.refresh([dataset / "docs"], [])
-        pipeline = make_pipeline(kb)
-        print(f"{name}: {len(rows)} answerable questions", flush=True)
-        judged = asyncio.run(answer_all(pipeline, rows, squad_judge if name == "squad2" else lawref_judge))
+        qset = load_set(name, args.limit, unanswerable=not args.answerable_only)
+        judged = run_set(settings, qset, pipelines)
         (args.data_dir / f"{args.name}-{name}.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in judged), encoding="utf-8")
-        results["sets"][name] = summarise(judged)
-        print(name, json.dumps(results["sets"][name]), flush=True)
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in judged), encoding="utf-8")
+        results["sets"][name] = report(judged)
+        print(name, json.dumps(results["sets"][name], ensure_ascii=False), flush=True)
     save(args.name, results)
 
 

@@ -1,0 +1,124 @@
+"""The question sets of benchmarks/answer_quality.py: which questions, against which documents, and how an
+answer and a retrieved passage are judged.
+
+  squad2     squad2/questions.jsonl (answerable and unanswerable) vs squad2/docs
+  squad2-zh  squad2/questions-zh.jsonl (Chinese questions, English articles) vs squad2/docs
+  lawref     lawref/questions.jsonl vs all of lawref/docs; refusal.jsonl vs lawref/docs without the files of
+             refusal-exclude.txt (there those questions have no answer)
+  lawref-en  lawref/questions-en.jsonl (English questions, Chinese statutes) vs all of lawref/docs
+  handbook   benchmarks/data/handbook_questions.jsonl vs examples/handbook (colloquial, cross-language and
+             near-topic unanswerable questions written for the sample handbook)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common import DATASETS, PROJECT
+from rag.evaluation import Gold, is_hit
+from rag.index.discovery import read_exclude_file
+from rag.types import Answer, Chunk
+
+SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "handbook")
+HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Part:
+    """Questions answered from one index: `docs` indexed without `exclude`; `tag_dir` names the index."""
+
+    tag_dir: Path
+    docs: Path
+    exclude: tuple[str, ...]
+    rows: list[dict]
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    name: str
+    parts: list[Part]
+    judge: Callable[[dict, Answer], bool]  # is this (not refused) answer to an answerable row right?
+    gold_hit: Callable[[dict, Chunk], bool]  # is this retrieved passage the row's gold?
+
+
+def load_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def squash(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def quoted_text(answer: Answer) -> str:
+    """The quotes of an extractive answer (`> …` lines), without markers."""
+    quotes = [line[1:] for line in answer.text.splitlines() if line.startswith(">")]
+    return re.sub(r"\[\d+\]", "", " ".join(quotes))
+
+
+def squad_judge(row: dict, answer: Answer) -> bool:
+    quoted = squash(quoted_text(answer))
+    return any(squash(a) in quoted for a in row.get("answers", []) if a.strip())
+
+
+def lawref_judge(row: dict, answer: Answer) -> bool:
+    gold = [Gold(g["file"], g["text"]) for g in row["gold"]]
+    return any(is_hit(c.chunk.file, c.chunk.text, g) for c in answer.citations for g in gold)
+
+
+def handbook_judge(row: dict, answer: Answer) -> bool:
+    """A gold string in the quotes, whitespace and case ignored (Chinese lines wrap anywhere)."""
+    quoted = _SPACE.sub("", quoted_text(answer)).lower()
+    return any(_SPACE.sub("", a).lower() in quoted for a in row.get("answers", []) if a.strip())
+
+
+def gold_passage(row: dict, chunk: Chunk) -> bool:
+    return any(is_hit(chunk.file, chunk.text, Gold(g["file"], g["text"])) for g in row.get("gold", []))
+
+
+def gold_file(row: dict, chunk: Chunk) -> bool:
+    return chunk.file == row.get("gold_file")
+
+
+def _limited(rows: list[dict], limit: int) -> list[dict]:
+    return rows[:limit] if limit else rows
+
+
+def _answerable(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("answerable", True) and r.get("gold")]
+
+
+def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSet:
+    """`limit`: at most that many answerable (and that many unanswerable) questions."""
+    if name in ("squad2", "squad2-zh"):
+        squad = DATASETS / "squad2"
+        rows = load_rows(squad / ("questions.jsonl" if name == "squad2" else "questions-zh.jsonl"))
+        chosen = _limited(_answerable(rows), limit)
+        if unanswerable:
+            chosen += _limited([r for r in rows if not r.get("answerable", True)], limit)
+        return QuestionSet(name, [Part(squad, squad / "docs", (), chosen)], squad_judge, gold_passage)
+    if name in ("lawref", "lawref-en"):
+        lawref = DATASETS / "lawref"
+        rows = load_rows(lawref / ("questions.jsonl" if name == "lawref" else "questions-en.jsonl"))
+        parts = [Part(lawref, lawref / "docs", (), _limited(_answerable(rows), limit))]
+        if name == "lawref" and unanswerable:
+            exclude = tuple(read_exclude_file(lawref / "refusal-exclude.txt"))
+            parts.append(Part(lawref, lawref / "docs", exclude,
+                              _limited(load_rows(lawref / "refusal.jsonl"), limit)))
+        return QuestionSet(name, parts, lawref_judge, gold_passage)
+    if name == "handbook":
+        rows = load_rows(HANDBOOK_QUESTIONS)
+        chosen = _limited([r for r in rows if r["answerable"]], limit)
+        if unanswerable:
+            chosen += _limited([r for r in rows if not r["answerable"]], limit)
+        handbook = PROJECT / "examples" / "handbook"
+        return QuestionSet(name, [Part(handbook, handbook, (), chosen)], handbook_judge, gold_file)
+    raise ValueError(f"unknown question set {name!r}: one of {', '.join(SET_NAMES)}")
+
+
+def is_answerable(row: dict) -> bool:
+    return bool(row.get("answerable", True))
