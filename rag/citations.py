@@ -146,7 +146,7 @@ def finalize(
                                            cites, 1.0 if cites else 0.0)
         elif _needs_citation(body, refusal):
             _judge(sentence, body, sources, scorer)
-        elif cites:  # too short to judge ("Meals [1]."): the marker stays as written, unless a number is wrong
+        elif cites:  # too short to judge ("Meals [1]."): the marker stays as written, unless a number is off
             missing = scorer.missing_numbers(body, [sources[n - 1] for n in dict.fromkeys(cites)])
             sentence.check = SentenceCheck(body, [], {}, "flagged" if missing else "unchecked", "", cites, 0.0,
                                            missing)

@@ -40,7 +40,7 @@ def stated_numbers(sentence: str) -> set[float]:
 
 
 def passage_numbers(text: str) -> set[float]:
-    """Every number a passage may be read as stating: each digit group, each numeral run, and `3万` as 30000."""
+    """Every number a passage may be read as stating: each digit group, each numeral run, `3万` as 30000."""
     values = set(_digit_values(text, lenient=True))
     for match in _HAN.finditer(text):
         value = han_value(match.group())
@@ -57,7 +57,8 @@ def _digit_values(text: str, *, lenient: bool) -> list[float]:
         if _THOUSANDS.match(raw):
             numbers = [float(raw.replace(",", ""))]
         else:  # "1,2" is two numbers, "1.5" one; "1.2.3" (a clause) three
-            numbers = [float(p) for part in raw.split(",") for p in ([part] if part.count(".") == 1 else part.split("."))]
+            parts = [p for part in raw.split(",") for p in ([part] if part.count(".") == 1 else part.split("."))]
+            numbers = [float(p) for p in parts]
         if lenient:
             numbers += [float(p) for p in re.split(r"[.,]", raw)]
         unit = text[match.end()] if match.end() < len(text) else ""
