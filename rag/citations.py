@@ -3,9 +3,11 @@ sentence is checked against the passage it cites.
 
 Streaming: markers are renumbered in order of first use, markers naming no source are dropped, and
 bracketed numbers that are not markers ("Annex [3]") are neutralised to `〔3〕` (rag.markers).
-Finishing: a sentence whose marker names a passage that clearly does not support it is moved to the
-passage that does, or flagged (its marker removed); an unmarked sentence is cited when one passage clearly
-covers it, else flagged. Every sentence's markers, support score and outcome are reported.
+Finishing: a sentence whose marker names a passage that clearly does not support it — or that states a
+number none of its cited passages states — is moved to the passage that does, or flagged (its marker
+removed); an unmarked sentence is cited when one passage clearly covers it, else flagged. A flagged
+sentence is shown with a note saying it is not in the sources (`NOT_IN_SOURCES`), so that no reader takes
+it for a cited one. Every sentence's markers, support score and outcome are reported.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from rag.text import sentence_spans
 from rag.types import Chunk, Citation
 
 _MARKER_RUN = re.compile(r"(?:\[\d+\]){2,}")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+# Written after a flagged sentence, in the answer's language, where its citation would have been.
+NOT_IN_SOURCES = {"zh": "（来源中未找到）", "en": " (not found in the sources)"}
 
 Outcome = Literal["supported", "partly supported", "moved", "cited by alignment", "flagged", "quote", "unchecked",
                   "no claim"]
@@ -67,13 +72,14 @@ class MarkerRewriter:
 class SentenceCheck:
     """One sentence of an answer as checked: what it cites and how well those passages support it."""
 
-    text: str  # as shown, with its final markers
+    text: str  # as shown, with its final markers (without the note of a flagged sentence)
     markers: list[int]  # final marker numbers
     support: dict[int, float | None]  # final marker -> support of that passage (0..1; None: not judged)
     outcome: Outcome
     method: str = "lexical"  # "lexical" | "semantic" | "quote" | ""
     written: list[int] = field(default_factory=list)  # original source numbers the model's markers named
     best: float = 0.0  # the best support any passage gives
+    missing_numbers: list[str] = field(default_factory=list)  # numbers it states that its passages do not
 
     @property
     def flagged(self) -> bool:
@@ -121,10 +127,12 @@ def finalize(
     refusal: str | None = None,
     scorer: SupportScorer | None = None,
     check_sentences: bool = True,
+    unsupported_note: str | None = None,
 ) -> CitationCheck:
     """Check every sentence of a rewritten answer against the passages it cites, then number the citations.
 
-    `order` maps marker numbers in `text` to original source numbers (MarkerRewriter.order).
+    `order` maps marker numbers in `text` to original source numbers (MarkerRewriter.order);
+    `unsupported_note` (e.g. NOT_IN_SOURCES["en"]) is written where a flagged sentence's marker would be.
     """
     text = _collapse(text)
     scorer = scorer or SupportScorer()
@@ -138,12 +146,16 @@ def finalize(
                                            cites, 1.0 if cites else 0.0)
         elif _needs_citation(body, refusal):
             _judge(sentence, body, sources, scorer)
-        elif cites:  # too short to judge ("Meals [1]."): the marker stays as written
-            sentence.check = SentenceCheck(body, [], {}, "unchecked", "", cites, 0.0)
+        elif cites:  # too short to judge ("Meals [1]."): the marker stays as written, unless a number is off
+            missing = scorer.missing_numbers(body, [sources[n - 1] for n in dict.fromkeys(cites)])
+            sentence.check = SentenceCheck(body, [], {}, "flagged" if missing else "unchecked", "", cites, 0.0,
+                                           missing)
+            if missing:
+                sentence.cites = [None] * len(cites)
         else:
             sentence.check = SentenceCheck(body, [], {}, "no claim", "", [], 0.0)
         sentences.append(sentence)
-    return _render(text, sentences, sources)
+    return _render(text, sentences, sources, unsupported_note)
 
 
 def _judge(sentence: _Sentence, body: str, sources: list[Chunk], scorer: SupportScorer) -> None:
@@ -153,17 +165,23 @@ def _judge(sentence: _Sentence, body: str, sources: list[Chunk], scorer: Support
     best = max(range(len(sources)), key=scores.__getitem__)
     check = SentenceCheck(body, [], {}, "supported", method, written, scores[best])
     sentence.check, sentence.scores = check, scores
+    best_states_numbers = not scorer.missing_numbers(body, [sources[best]])
     if not written:
-        if scorer.is_supported(scores[best], method):
+        if scorer.is_supported(scores[best], method) and best_states_numbers:
             check.outcome, sentence.append = "cited by alignment", best + 1
         else:
             check.outcome = "flagged"
+            check.missing_numbers = scorer.missing_numbers(body, sources)
         return
     named = max(scores[n - 1] for n in written)
-    if scorer.is_better_elsewhere(named, scores[best], method) and best + 1 not in written:
-        check.outcome = "moved"
+    check.missing_numbers = scorer.missing_numbers(body, [sources[n - 1] for n in written])
+    elsewhere = best + 1 not in written and best_states_numbers and (
+        scorer.is_better_elsewhere(named, scores[best], method)
+        or (check.missing_numbers and scorer.is_supported(scores[best], method)))
+    if elsewhere:
+        check.outcome, check.missing_numbers = "moved", []
         sentence.cites = [best + 1] + [None] * (len(sentence.cites) - 1)
-    elif scorer.is_unsupported(named, method):
+    elif check.missing_numbers or scorer.is_unsupported(named, method):
         check.outcome = "flagged"
         sentence.cites = [None] * len(sentence.cites)
     elif method == "semantic":
@@ -175,7 +193,7 @@ def _judge(sentence: _Sentence, body: str, sources: list[Chunk], scorer: Support
         sentence.cites = [None if c in weak else c for c in sentence.cites]
 
 
-def _render(text: str, sentences: list[_Sentence], sources: list[Chunk]) -> CitationCheck:
+def _render(text: str, sentences: list[_Sentence], sources: list[Chunk], note: str | None) -> CitationCheck:
     """Number the cited sources by first use and write the final markers into the text."""
     final: list[int] = []  # original source numbers in final marker order
 
@@ -200,6 +218,8 @@ def _render(text: str, sentences: list[_Sentence], sources: list[Chunk]) -> Cita
         check.markers = [int(n) for n in dict.fromkeys(CANONICAL.findall(rendered))]
         check.support = {m: _support(sentence, final[m - 1]) for m in check.markers}
         checks.append(check)
+        if note and check.flagged and _prose(text, sentence.start):
+            pieces[-1] = _insert_marker(rendered, note)
     pieces.append(text[pos:])
     citations = [Citation(i + 1, sources[original - 1]) for i, original in enumerate(final)]
     return CitationCheck("".join(pieces), citations, checks)
@@ -271,8 +291,18 @@ def _needs_citation(sentence: str, refusal: str | None) -> bool:
     return len(tokenize(plain)) >= 3
 
 
-def _insert_marker(sentence: str, marker: int) -> str:
-    """Put `[n]` before the sentence's final punctuation and trailing space."""
+def _prose(text: str, start: int) -> bool:
+    """Whether a note can follow the sentence at `start` without changing Markdown structure: not in a
+    code block, a table row or a heading (there the sentence is flagged, but not annotated)."""
+    line = text[text.rfind("\n", 0, start) + 1 :].lstrip()
+    if line.startswith(("|", "#")):
+        return False
+    return len(_FENCE.findall(text, 0, start)) % 2 == 0
+
+
+def _insert_marker(sentence: str, marker: int | str) -> str:
+    """Put `[n]` (or a note) before the sentence's final punctuation and trailing space."""
     match = re.search(r"[。！？；!?;.…]*[\"'”’」』）)]*\s*$", sentence)
     cut = match.start() if match else len(sentence)
-    return f"{sentence[:cut]}[{marker}]{sentence[cut:]}"
+    inserted = f"[{marker}]" if isinstance(marker, int) else marker
+    return f"{sentence[:cut]}{inserted}{sentence[cut:]}"

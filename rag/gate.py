@@ -84,6 +84,7 @@ class GateDecision:
     answer: bool
     reason: str
     signals: dict[str, float] = field(default_factory=dict)
+    near_miss: tuple[str, ...] = ()  # the question's key terms that no passage contains
 
 
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:

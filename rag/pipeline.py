@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 from cache import Cache, cache_key
 from rag.candidates import CandidateFinder
-from rag.citations import MarkerRewriter, finalize
+from rag.citations import NOT_IN_SOURCES, MarkerRewriter, finalize
 from rag.evidence import Evidence, gather_evidence
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import EvidenceGate, GateDecision
 from rag.links import LinkFilter, keep_cited, source_urls
 from rag.models.chat import ChatModel, ModelError
-from rag.prompt import REFUSALS, build_prompt, detect_language
+from rag.prompt import REFUSALS, EvidenceNote, build_prompt, detect_language
 from rag.refusal import refusal_text, related_documents
 from rag.rewrite import QueryRewriter
 from rag.support import SupportScorer
@@ -151,7 +151,7 @@ class AnswerPipeline:
         parts: list[str] = []
         mode = "generative" if self.answerer else "extractive"
         deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, version, timings,
-                                notices, failures, began)
+                                notices, failures, began, evidence_note(decision))
         async for delta in deltas:
             if delta is _FALLBACK:
                 mode = "extractive"
@@ -170,6 +170,7 @@ class AnswerPipeline:
             finalize, "".join(parts), sources, markers.order, refusal=refusal,
             scorer=SupportScorer(idf, self._support_similarity(snapshot)),
             check_sentences=mode == "generative",  # quotes cite themselves
+            unsupported_note=NOT_IN_SOURCES[detect_language("".join(parts))],
         )
         timings["citation_check"] = _ms(checked)
         model_refused = refusal in check.text and not check.citations
@@ -227,11 +228,12 @@ class AnswerPipeline:
         return rewritten
 
     async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, version, timings,
-                        notices, failures, began):
-        """Deltas from the answer model; on failure before any text, the extractive answer instead."""
+                        notices, failures, began, note: EvidenceNote):
+        """Deltas from the answer model (told what the gate judged); on failure before any text, the
+        extractive answer instead."""
         produced = False
         if self.answerer is not None:
-            prompt = build_prompt(question, sources, history)
+            prompt = build_prompt(question, sources, history, note=note)
             try:
                 async for delta in self.answerer.stream(prompt.messages, max_tokens=self.config.max_answer_tokens):
                     if not produced:
@@ -283,6 +285,11 @@ class _Fallback(str):
 
 
 _FALLBACK = _Fallback("")
+
+
+def evidence_note(decision: GateDecision) -> EvidenceNote:
+    """What the gate judged, for the answer model: weak when some key term of the question is in no passage."""
+    return EvidenceNote("weak" if decision.near_miss else "strong", tuple(decision.near_miss))
 
 
 def _ms(since: float) -> float:

@@ -7,6 +7,9 @@ is defanged, and bracketed numbers are neutralised so that the only citation mar
 the `[Sn]` it is told to write. Each prompt's source tags carry a fresh random nonce (`<source-3f9a0c2e
 id="S1">` … `</source-3f9a0c2e>`) and the model is told that only tags with it are sources: a document
 cannot know it, so cannot write a tag the model would take for ours.
+
+The evidence gate's judgement (`EvidenceNote`: weak evidence, the question's terms no source mentions)
+is added to the rules in the system message; only the question's own words, defanged, appear there.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import html
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Literal
 
 from rag.folding import fold_char, substitute, swap
 from rag.markers import clean_control, neutralise, strip_canonical
@@ -38,6 +42,12 @@ Rules:
 3. Answer in {language}, the language of the question, even when the sources are in another language.
 4. If the sources do not answer the question, reply with exactly this sentence and nothing else: {refusal}
 5. Be brief: a direct answer first, then the conditions or exceptions that matter."""
+
+_WEAK = ("About these sources: the search found only weak evidence for this question, so they may not answer it. "
+         "If they do not, reply with exactly this sentence and nothing else: {refusal}")
+_NEAR_MISS = ("The sources do not mention {terms}. Do not guess about {them}: if the answer depends on {them}, reply "
+              "with exactly this sentence and nothing else: {refusal}")
+_MAX_TERMS, _MAX_TERM_CHARS = 8, 60
 
 _LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}
 # Our block tags and the chat-template / reasoning tokens that models treat as structure, as they read
@@ -101,6 +111,30 @@ def source_block(number: int, chunk: Chunk, nonce: str) -> str:
 
 
 @dataclass(frozen=True)
+class EvidenceNote:
+    """What the evidence gate judged of the sources, for the answer model: `near_miss` are the question's
+    key terms that no source contains."""
+
+    strength: Literal["strong", "weak"] = "strong"
+    near_miss: tuple[str, ...] = ()
+
+    def instructions(self, refusal: str) -> str:
+        """The lines added to the rules; "" for strong evidence with nothing missing."""
+        lines = [_WEAK.format(refusal=refusal)] if self.strength == "weak" else []
+        terms = [t for t in dict.fromkeys(_term(t) for t in self.near_miss) if t][:_MAX_TERMS]
+        if terms:
+            quoted = ", ".join(f"“{t}”" for t in terms)
+            lines.append(_NEAR_MISS.format(terms=quoted, them="it" if len(terms) == 1 else "them", refusal=refusal))
+        return "\n".join(lines)
+
+
+def _term(text: str) -> str:
+    """A question's term as the rules quote it: defanged, on one line, no quotes of its own, short."""
+    plain = " ".join(defang(text).replace("“", "").replace("”", "").replace('"', "").split())
+    return plain[:_MAX_TERM_CHARS]
+
+
+@dataclass(frozen=True)
 class Prompt:
     messages: list[dict[str, str]]
     language: str
@@ -109,9 +143,10 @@ class Prompt:
 
 
 def build_prompt(question: str, sources: list[Chunk], history: list[tuple[str, str]] | None = None, *,
-                 nonce: str | None = None) -> Prompt:
-    """Chat messages for the answer model; `history` is earlier (question, answer) turns, oldest first.
-    `nonce` is for tests: by default every prompt gets a new one."""
+                 nonce: str | None = None, note: EvidenceNote | None = None) -> Prompt:
+    """Chat messages for the answer model; `history` is earlier (question, answer) turns, oldest first;
+    `note` is the gate's judgement of the sources, added to the rules. `nonce` is for tests: by default
+    every prompt gets a new one."""
     if not question.strip():
         raise ValueError("question must not be empty")
     if not sources:
@@ -120,6 +155,9 @@ def build_prompt(question: str, sources: list[Chunk], history: list[tuple[str, s
     refusal = REFUSALS[language]
     nonce = nonce or new_nonce()
     system = _SYSTEM.format(language=_LANGUAGE_NAMES[language], refusal=refusal, nonce=nonce)
+    extra = note.instructions(refusal) if note else ""
+    if extra:
+        system += "\n\n" + extra
     messages = [{"role": "system", "content": system}]
     for past_question, past_answer in history or []:
         # Old answers lose their markers: their [1] is not this answer's [S1].

@@ -2,7 +2,8 @@
 
 Same language: the share of the sentence's weight (IDF of its content words) that the passage
 contains, with numbers counted as the most specific words there are — "26 days" is not supported by
-a passage that says "25 days". Across languages (a Chinese answer from an English passage) words do not
+a passage that says "25 days", and a number no cited passage states at all makes the sentence unsupported
+(missing_numbers). Across languages (a Chinese answer from an English passage) words do not
 overlap; there the embedded model's similarity can only catch the clearly unrelated, when one is given.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from rag.lexical import tokenize
 from rag.markers import CANONICAL
+from rag.numbers import passage_numbers, stated_numbers
 from rag.prompt import detect_language
 from rag.types import Chunk
 
@@ -64,6 +66,16 @@ class SupportScorer:
         t = self.thresholds
         return (self.is_supported(best, method) and not self.is_supported(named, method)
                 and (named < t.unsupported or best - named >= t.margin))
+
+    @staticmethod
+    def missing_numbers(sentence: str, passages: list[Chunk]) -> list[str]:
+        """Numbers the sentence states that none of `passages` states (in any script: 600 = 六百): a
+        sentence with one of those is not supported by them, whatever else they share."""
+        stated = stated_numbers(CANONICAL.sub("", sentence))
+        if not stated:
+            return []
+        present = set().union(*(passage_numbers(p.indexed_text) for p in passages))
+        return [f"{int(v)}" if v.is_integer() else f"{v}" for v in sorted(stated - present)]
 
     def is_unsupported(self, score: float, method: str) -> bool:
         if method == "semantic":

@@ -13,9 +13,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
 from rag.pipeline import AnswerPipeline, QuestionTooLong
+from rag.prompt import detect_language
 from rag.types import Answer, Scope
 
 if TYPE_CHECKING:
@@ -27,6 +29,20 @@ GREETING = "Hi! Ask me anything about our policies and documents — I answer wi
 FAILED = "Sorry, something went wrong while answering. Please try again in a moment."
 NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sources and buttons are "
                 "missing. Please ask again in a moment.")
+
+
+def unsupported_note(answer: Answer) -> str | None:
+    """The footer of an answer with sentences no source supports (each is marked in the text itself), in
+    the answer's language; None when there are none."""
+    count = len(answer.uncited)
+    if not count:
+        return None
+    if detect_language(answer.text) == "zh":
+        return f"有 {count} 句话在来源中找不到依据，已标注“{NOT_IN_SOURCES['zh']}”，不引用任何来源。"
+    mark = NOT_IN_SOURCES["en"].strip()
+    if count == 1:
+        return f"1 sentence is not backed by any source: it is marked “{mark}” and cites nothing."
+    return f"{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."
 
 
 def no_index(reindex: str) -> str:

@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.core.answering import no_index
+from bot.core.answering import no_index, unsupported_note
 from bot.core.reindex import TextStyle
 from bot.core.text import split_text
 from rag.feedback import REASONS
@@ -110,8 +110,9 @@ def answer_blocks(answer: Answer, answer_id: str | None) -> list[dict]:
         blocks.append(DividerBlock())
         blocks.extend(_footnote(c, answer_id) for c in answer.citations)
     notes = [f":warning: {escape(n)}" for n in answer.notices]
-    if answer.uncited:
-        notes.append(f":grey_question: {len(answer.uncited)} sentence(s) could not be matched to a source.")
+    unsupported = unsupported_note(answer)
+    if unsupported:
+        notes.append(f":grey_question: {escape(unsupported)}")
     if notes:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(n, 3000)) for n in notes[:10]]))
     if answer_id:

@@ -18,7 +18,7 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
 
-from bot.core.answering import DeliveryError, slot_lent
+from bot.core.answering import DeliveryError, slot_lent, unsupported_note
 from bot.core.memory import ConversationMemory
 from bot.teams.citations import cut, held_back, neutral
 from bot.teams.parts import Part, answer_parts
@@ -141,8 +141,9 @@ class TeamsReply:
     async def finish(self, answer: Answer, answer_id: str | None) -> None:
         text = neutral(answer.text)
         notes = [f"⚠️ {n}" for n in answer.notices]
-        if answer.uncited:
-            notes.append(f"❔ {len(answer.uncited)} sentence(s) could not be matched to a source.")
+        unsupported = unsupported_note(answer)
+        if unsupported:
+            notes.append(f"❔ {unsupported}")
         if notes:
             text += "\n\n" + "\n\n".join(f"_{n}_" for n in notes)
         first, *more = answer_parts(text, answer.citations)

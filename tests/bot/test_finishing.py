@@ -108,3 +108,22 @@ def test_a_final_update_slack_refuses_is_explained_in_the_thread(handbook_index,
     stream_ts = slack.calls_to("chat.startStream")[0].response["ts"]
     assert "14 characters" in slack.final_text(CHANNEL, stream_ts), "the streamed draft stays readable"
     assert any("invalid_blocks" in r.getMessage() for r in caplog.records), "the log names Slack's error"
+
+
+def test_an_invented_sentence_is_marked_in_the_finished_message_and_cites_nothing(handbook_index, slack, tmp_path):  # noqa: F811
+    with FakeOpenAIServer() as models:
+        models.script.chat_reply = "Passwords must be at least 14 characters long [S1]. The CEO is Alice Smith [S1]."
+        bot = run_bot(handbook_index, slack, tmp_path, models)
+        try:
+            bot.event(mention(slack, "How long must a password be?"))
+            final = wait_for(lambda: final_answers(slack))[0]
+        finally:
+            bot.stop()
+    blocks = final.args["blocks"]
+    assert answer_text(blocks) == ("Passwords must be at least 14 characters long [1]. "
+                                   "The CEO is Alice Smith (not found in the sources).")
+    footnotes = [b for b in blocks if b.get("accessory", {}).get("action_id") == "show_source"]
+    assert len(footnotes) == 1 and footnotes[0]["text"]["text"].startswith("*[1]*")
+    notes = [e["text"] for b in blocks if b["type"] == "context" for e in b["elements"]]
+    assert ":grey_question: 1 sentence is not backed by any source: it is marked “(not found in the sources)” " \
+           "and cites nothing." in notes

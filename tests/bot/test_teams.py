@@ -201,3 +201,18 @@ def test_slack_and_teams_share_one_process_and_one_reindex_at_a_time(handbook_in
         wait_for(lambda: bot.services.reindexer.last is not None, timeout=300)
         bot.stop()
     assert bot.services.reindexer.last.by == "U0ADMIN01" and bot.services.reindexer.last.platform == "slack"
+
+
+def test_an_invented_sentence_is_marked_in_chinese_and_has_no_citation(handbook_index, tmp_path, connector):
+    with FakeOpenAIServer() as model:
+        model.script.chat_reply = MEALS + "公司总经理是张伟[S1]。"
+        teams = start_teams_bot(handbook_index, tmp_path, answer_base_url=model.base_url, answer_model="m")
+        try:
+            post(teams, activity(connector, "出差吃饭能报多少?", activity_id="msg-invented-1"))
+            final = wait_for(lambda: connector.final_messages(CHAT))[0]
+        finally:
+            teams.stop()
+    answer, note = final.text.split("\n\n", 1)
+    assert answer == "出差期间的伙食补助标准为每人每天一百元 [1]。公司总经理是张伟（来源中未找到）。"
+    assert note == "_❔ 有 1 句话在来源中找不到依据，已标注“（来源中未找到）”，不引用任何来源。_"
+    assert [c["position"] for c in final.citations] == [1], "only the supported sentence cites a source"

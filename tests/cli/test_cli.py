@@ -374,3 +374,23 @@ def test_replace_says_how_many_documents_go_away(tmp_path):
     assert report["roots"] == [str(hr.resolve())] and report["indexed"] == 2
     assert len(report["removed"]) == 3 and report["added"] == []  # the report agrees: eng's 3 went, hr's 2 stayed
     assert json.loads(run(data, "status", "--json").stdout)["files"] == 2
+
+
+def test_ask_marks_a_sentence_the_answer_model_invented(handbook_index):
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    data, _ = handbook_index
+    with FakeOpenAIServer() as models:
+        models.script.chat_reply = "Passwords must be at least 14 characters long [S1]. The CEO is Alice Smith [S1]."
+        result = subprocess.run(
+            [sys.executable, "-m", "ai_employee.cli", "ask", "How long must a password be?"],
+            env=cli_env(data) | {"AIE_ANSWER_BASE_URL": models.base_url, "AIE_ANSWER_MODEL": "m",
+                                 "AIE_GATE_THRESHOLD": "0.85"},
+            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    checked = result.stdout.split("With citations checked:", 1)[1].strip().splitlines()
+    assert checked[0] == ("Passwords must be at least 14 characters long [1]. "
+                          "The CEO is Alice Smith (not found in the sources).")
+    sources = result.stdout.split("Sources", 1)[1].strip().splitlines()
+    assert sources[0].startswith("[1] ") and not sources[1].startswith("[2]")
+    assert "not supported by any source: The CEO is Alice Smith." in result.stdout

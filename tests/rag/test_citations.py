@@ -156,3 +156,48 @@ def test_a_sentence_in_another_language_than_its_passage_keeps_its_marker_unless
     kept, unrelated = check.sentences
     assert kept.outcome == "unchecked" and kept.method == "semantic" and kept.support == {1: 0.83}
     assert unrelated.flagged and check.text == "密码长度至少为十四个字符[1]。员工可以报销高尔夫球会员费。"
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [
+    ("Hotels are reimbursed up to 700 EUR per night [S1].", "flagged"),
+    ("Hotels are reimbursed up to 150 EUR per night, 220 EUR in London [S1][S2].", "supported"),
+    ("1. Hotels are reimbursed up to 150 EUR per night [S1].", "supported"),
+    ("Hotels are reimbursed up to 150 EUR per night, see Annex [3] [S1].", "supported"),
+    ("Hotel: 700 EUR [S1].", "flagged"),  # too short to weigh its words, not too short for a wrong number
+])
+def test_a_number_no_cited_passage_states_makes_the_sentence_unsupported(answer, outcome):
+    sources = [chunk(1, "Hotels are reimbursed up to 150 EUR per night in most cities.", section=("Hotels",)),
+               chunk(2, "In London hotels are reimbursed up to 220 EUR per night.", section=("Hotels",))]
+    text, order = rewrite(answer, 2)
+    check = finalize(text, sources, order, unsupported_note=" (not found in the sources)")
+    assert [s.outcome for s in check.sentences][-1] == outcome
+    if outcome == "flagged":
+        assert "[1]" not in check.text and check.text.endswith(" (not found in the sources).")
+
+
+def test_numbers_compare_across_scripts():
+    sources = [chunk(1, "陪产假十五天，产假一百五十八天。", title="年假与请假制度", section=("请假",))]
+    right, order = rewrite("Paternity leave is 15 days and maternity leave 158 days [S1].", 1)
+    wrong, _ = rewrite("Paternity leave is 15 days and maternity leave 168 days [S1].", 1)
+    scorer = SupportScorer(semantic=lambda sentence, passages: [0.8] * len(passages))
+    assert finalize(right, sources, order, scorer=scorer).sentences[0].outcome == "unchecked"
+    flagged = finalize(wrong, sources, order, scorer=scorer).sentences[0]
+    assert flagged.flagged and flagged.missing_numbers == ["168"]
+
+
+def test_the_note_of_a_flagged_sentence_is_not_part_of_the_sentence_reported():
+    sources = [chunk(1, "每人每天一百元。")]
+    text, order = rewrite("伙食补助每人每天一百元[S1]。另有三百元购物补贴[S1]。", 1)
+    check = finalize(text, sources, order, unsupported_note="（来源中未找到）")
+    assert check.text == "伙食补助每人每天一百元[1]。另有三百元购物补贴（来源中未找到）。"
+    assert check.uncited == ["另有三百元购物补贴。"] and check.sentences[1].missing_numbers == ["300"]
+
+
+def test_a_flagged_line_of_a_table_or_code_block_keeps_its_markdown():
+    sources = [chunk(1, "The daily meal allowance is 45 EUR.")]
+    answer = ("| Expense | Limit |\n|---|---|\n| Golf club memberships | reimbursed in full |\n\n"
+              "```\nclaim golf memberships every single month\n```\n\nGolf club memberships are reimbursed in full.")
+    text, order = rewrite(answer, 1)
+    check = finalize(text, sources, order, unsupported_note=" (not found in the sources)")
+    assert check.text == answer.replace("in full.", "in full (not found in the sources).")
+    assert len(check.uncited) == 3, "the row and the code line are still reported as unsupported"

@@ -211,3 +211,65 @@ def test_history_given_to_the_model_is_capped(handbook):
     past = [m["content"] for m in messages[1:-1]]
     assert [p.split()[0:2] for p in past[::2]] == [["question", "8"], ["question", "9"]]
     assert all(len(p) <= 100 for p in past)
+
+
+INVENTED = "Passwords must be at least 14 characters long [S1]. The CEO is Alice Smith [S1]."
+
+
+def test_an_invented_sentence_is_shown_as_not_in_the_sources_and_cites_nothing(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = INVENTED
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.text == ("Passwords must be at least 14 characters long [1]. "
+                           "The CEO is Alice Smith (not found in the sources).")
+    assert answer.uncited == ["The CEO is Alice Smith."]
+    invented = answer.sentences[1]
+    assert invented["flagged"] and invented["markers"] == [] and invented["written"] == [1]
+    assert len(answer.citations) == 1 and "14 characters" in answer.citations[0].chunk.text
+
+
+def test_a_number_the_cited_passage_does_not_state_loses_its_citation(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "Passwords must be at least 16 characters long [S1]."
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "How long must a password be?")
+    assert answer.text == "Passwords must be at least 16 characters long (not found in the sources)."
+    assert answer.citations == [] and answer.sentences[0]["missing_numbers"] == ["16"]
+
+
+def test_a_chinese_answer_marks_its_unsupported_sentence_in_chinese(handbook):
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "出差期间伙食补助每人每天一百元[S2]。每天还有三百元的购物补贴[S2]。"
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        _, answer = ask(pipeline, "出差吃饭能报多少?")
+    meal = answer.sources[1]  # as in test_generative_answer_markers_are_repaired_and_mapped_to_sources
+    assert "一百元" in meal.text and "三百元" not in meal.text
+    assert answer.text == "出差期间伙食补助每人每天一百元[1]。每天还有三百元的购物补贴（来源中未找到）。"
+
+
+def test_the_gates_near_miss_reaches_the_answer_models_rules(handbook):
+    from dataclasses import replace
+
+    from rag.gate import EvidenceGate
+
+    class NearMissGate(EvidenceGate):
+        """The real gate's decision, naming a key term of the question that no passage holds."""
+
+        def decide(self, *args, **kwargs):
+            return replace(super().decide(*args, **kwargs), near_miss=("CEO", "<|im_start|>system"))
+
+    with FakeOpenAIServer() as server:
+        server.script.chat_reply = "Sorry, I could not find the answer to this in the knowledge base."
+        pipeline = pipeline_for(handbook, answer_base_url=server.base_url, answer_model="m", **PERMISSIVE_GATE)
+        ask(pipeline, "Who is the CEO and how long must a password be?")
+        plain = server.requests_to("/chat/completions")[0]["body"]["messages"][0]["content"]
+        pipeline.gate = NearMissGate(pipeline.gate.config)
+        _, answer = ask(pipeline, "Who is the CEO and how long must a password be?")
+        system = server.requests_to("/chat/completions")[1]["body"]["messages"][0]["content"]
+    assert "weak evidence" not in plain and "do not mention" not in plain, "strong evidence: the rules as they were"
+    assert "the search found only weak evidence for this question, so they may not answer it" in system
+    assert "The sources do not mention “CEO”, “‹|im_start|›system”. Do not guess about them" in system
+    assert system.rstrip().endswith("Sorry, I could not find the answer to this in the knowledge base.")
+    assert "<|im_start|>" not in system
+    assert answer.refused
