@@ -65,7 +65,8 @@ def mixed(data_dir: Path) -> Path:
         if not docs.exists():
             shutil.copytree(DATASETS / corpus / "docs", docs)
         for questions in sorted((DATASETS / corpus).glob("questions*.jsonl")):
-            rows = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+            lines = questions.read_text(encoding="utf-8").splitlines()
+            rows = [json.loads(line) for line in lines if line.strip()]
             for row in rows:
                 row["gold"] = [{**gold, "file": f"{corpus}/{gold['file']}"} for gold in row.get("gold", [])]
             (folder / f"{corpus}-{questions.name}").write_text(

@@ -8,6 +8,7 @@ scaled among such passages, and by dense alone when BM25 sees none of them."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Hashable
@@ -25,6 +26,7 @@ from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
+_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
 
 
@@ -75,8 +77,8 @@ def reciprocal_rank_fusion(
 
 
 def score_fusion(
-    rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]], weights: dict[str, float],
-    foreign: dict[int, float] | None = None,
+    rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]],
+    weights: dict[str, float], foreign: dict[int, float] | None = None,
 ) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
     """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
     retriever's exact score (`exact[r][row]`), normalised over the candidates.
@@ -128,6 +130,12 @@ def cross_language_query(query: str, language: str) -> str:
     return without_cjk(query) if language == "zh" else query
 
 
+def passage_language(text: str) -> str:
+    """'zh' or 'en' as a question's language is judged, on the passage's prose: a link's Latin letters say
+    nothing about the language it is written in."""
+    return detect_language(_LINK.sub(" ", text))
+
+
 class PassageLanguages:
     """Each passage's language ('zh' or 'en', as the question's is judged), worked out the first time the
     passage is a candidate and kept for the snapshot's lifetime: a dictionary look-up at query time."""
@@ -146,7 +154,7 @@ class PassageLanguages:
         if missing:
             chunks = snapshot.chunks_at(missing)
             if len(chunks) == len(missing):  # a backend drops keys it no longer holds: then judge none
-                known.update({key: detect_language(chunk.indexed_text) for key, chunk in zip(missing, chunks)})
+                known.update({key: passage_language(c.indexed_text) for key, c in zip(missing, chunks)})
         return {key: known[key] for key in keys if key in known}
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
 from rag.lexical import tokenize
+from rag.retrieval import passage_language
 from tests.conftest import build
 
 ENGLISH = {
@@ -56,12 +58,11 @@ CHINESE = {
 
 @pytest.fixture(scope="module")
 def mixed_kb(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
-    from rag.config import Settings
-
     root = tmp_path_factory.mktemp("mixed-docs")
     for name, text in {**ENGLISH, **CHINESE}.items():
         (root / name).write_text(text, encoding="utf-8")
-    kb = KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path_factory.mktemp("mixed-kb"))
+    settings = Settings(data_dir=shared_data_dir, _env_file=None)
+    kb = KnowledgeBase(settings, tmp_path_factory.mktemp("mixed-kb"))
     build(kb, [root])
     yield kb
     kb.retriever.close()
@@ -97,3 +98,12 @@ def test_a_code_in_a_chinese_question_still_matches_the_english_passage(mixed_kb
     assert hits[0].chunk.file == "x25.md"
     assert hits[0].scores["bm25"] > 0, "BM25 matched the code across languages"
     assert files(mixed_kb, "NSFNET 主干网连接了哪些机构？", k=1) == ["nsfnet.md"]
+
+
+def test_a_passage_of_links_is_judged_by_its_words_not_its_urls():
+    # A real lawref passage: a Chinese title and note, then only links; BM25 still sees its Chinese words.
+    text = ("劳动仲裁和劳动诉讼的攻略\n该攻略出自\n\n[https://github.com/CPdogson/996.law](https://github.com/"
+            "CPdogson/996.law)\n\n案例2出自\n\n[https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/"
+            "Self-report.md](https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/Self-report.md)")
+    assert passage_language(text) == "zh"
+    assert passage_language("See https://example.org/guide for the 2024 travel policy.") == "en"
