@@ -67,7 +67,8 @@ class CandidateFinder:
 
     def _settings(self) -> str:
         f = self.retriever.fusion
-        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
+        # "xl": score fusion aware of passage languages (rag.retrieval), not the cached order of before
+        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl"
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:

@@ -16,6 +16,7 @@ TOKENIZER_NAME = "aie-lexical-v2"
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _WORD = rf"[^\W_{_CJK}]+"
 _TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
 
 # Function words that carry no topic: they only add noise to BM25 scores.
 _ZH_STOP = frozenset(
@@ -69,6 +70,12 @@ def tokenize(text: str) -> list[str]:
         elif word not in _EN_STOP:
             tokens.append(stem(word) if word.isascii() else word)
     return tokens
+
+
+def without_cjk(text: str) -> str:
+    """`text` with its Chinese runs blanked: what `tokenize` makes of it are exactly the Latin-script and
+    digit tokens of `text` (names, numbers, codes like X.25), the ones that can match an English passage."""
+    return _CJK_RUN.sub(" ", unicodedata.normalize("NFKC", text))
 
 
 def tokenize_many(texts: list[str]) -> list[list[str]]:

@@ -1,11 +1,17 @@
 """Hybrid retrieval: dense and BM25 (FAISS + bm25s, or Milvus) run concurrently, then are fused — by weighted reciprocal rank
 fusion, or by a weighted sum of min-max normalised scores, which also scores each candidate with the
-retriever that did not find it (exact cosine, exact BM25)."""
+retriever that did not find it (exact cosine, exact BM25).
+
+Score fusion is aware of each passage's language: BM25 cannot match across languages, so a passage in
+another language than the question is scored by BM25 only on the question's names, numbers and codes,
+scaled among such passages, and by dense alone when BM25 sees none of them."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -14,11 +20,13 @@ import numpy as np
 
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
-from rag.lexical import TOKENIZER_NAME
+from rag.lexical import TOKENIZER_NAME, without_cjk
+from rag.prompt import detect_language
 from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
+_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
 
 
@@ -69,26 +77,85 @@ def reciprocal_rank_fusion(
 
 
 def score_fusion(
-    rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]], weights: dict[str, float]
+    rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]],
+    weights: dict[str, float], foreign: dict[int, float] | None = None,
 ) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
     """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
-    retriever's exact score (`exact[r][row]`), normalised over the candidates."""
+    retriever's exact score (`exact[r][row]`), normalised over the candidates.
+
+    `foreign` holds the rows in another language than the question, with their BM25 score on the tokens
+    that can match across languages: their BM25 is scaled among themselves, not against same-language
+    passages' full matches, and when it is zero for all of them (BM25 is blind to them) they are scored by
+    the other retrievers alone, not pulled down."""
+    foreign = foreign or {}
     rows = list(dict.fromkeys(row for ranking in rankings.values() for row, _ in ranking))
     ranks = {row: {} for row in rows}
     for name, ranking in rankings.items():
         for rank, (row, _) in enumerate(ranking, start=1):
             ranks[row][name] = rank
+    normalised = {name: _minmax(by_row, rows) for name, by_row in exact.items()}
     fused = dict.fromkeys(rows, 0.0)
     total = sum(weights.get(name, 1.0) for name in exact) or 1.0
-    for name, by_row in exact.items():
-        values = np.array([by_row.get(row, 0.0) for row in rows], dtype=np.float64)
-        low, high = (values.min(), values.max()) if len(values) else (0.0, 0.0)
-        spread = high - low
-        normalised = (values - low) / spread if spread > 0 else np.zeros_like(values)
-        for row, value in zip(rows, normalised):
-            fused[row] += weights.get(name, 1.0) / total * float(value)
+    for row in rows:
+        if row not in foreign:
+            fused[row] = sum(weights.get(name, 1.0) / total * normalised[name][row] for name in exact)
+    if foreign:
+        # BM25 ≥ 0 and sparse across languages: scaled by its best among the foreign rows, so a lone match
+        # counts fully; when it matched none of them, the weights are those of the retrievers that see them.
+        top = max(foreign.values())
+        seen = {name: normalised[name] for name in exact if name != "bm25"}
+        if top > 0 and "bm25" in exact:
+            seen["bm25"] = {row: value / top for row, value in foreign.items()}
+        share = sum(weights.get(name, 1.0) for name in seen) or 1.0
+        for row in foreign:
+            if row in fused:
+                fused[row] = sum(weights.get(name, 1.0) / share * seen[name][row] for name in seen)
     order = sorted(rows, key=lambda row: -fused[row])
-    return [(row, fused[row], ranks[row], {name: exact[name].get(row, 0.0) for name in exact}) for row in order]
+    shown = {row: {name: exact[name].get(row, 0.0) for name in exact} for row in rows}
+    return [(row, fused[row], ranks[row], shown[row]) for row in order]
+
+
+def _minmax(by_row: dict[int, float], rows: list[int]) -> dict[int, float]:
+    values = np.array([by_row.get(row, 0.0) for row in rows], dtype=np.float64)
+    low, high = (values.min(), values.max()) if len(values) else (0.0, 0.0)
+    spread = high - low
+    scaled = (values - low) / spread if spread > 0 else np.zeros_like(values)
+    return {row: float(value) for row, value in zip(rows, scaled)}
+
+
+def cross_language_query(query: str, language: str) -> str:
+    """What of `query` can match a passage in another language: for a Chinese question its Latin-script
+    and digit text (names, numbers, codes); an English question's words already are that (a Chinese
+    passage holds Latin script only as names, codes and numbers)."""
+    return without_cjk(query) if language == "zh" else query
+
+
+def passage_language(text: str) -> str:
+    """'zh' or 'en' as a question's language is judged, on the passage's prose: a link's Latin letters say
+    nothing about the language it is written in."""
+    return detect_language(_LINK.sub(" ", text))
+
+
+class PassageLanguages:
+    """Each passage's language ('zh' or 'en', as the question's is judged), worked out the first time the
+    passage is a candidate and kept for the snapshot's lifetime: a dictionary look-up at query time."""
+
+    def __init__(self) -> None:
+        self._version: str | None = None
+        self._known: dict[Hashable, str] = {}
+        self._lock = threading.Lock()
+
+    def of(self, snapshot: SearchIndex, keys: list[Hashable]) -> dict[Hashable, str]:
+        with self._lock:
+            if self._version != snapshot.version:
+                self._version, self._known = snapshot.version, {}
+            known = self._known
+        missing = [key for key in keys if key not in known]
+        if missing:
+            chunks = snapshot.chunks_at(missing)
+            if len(chunks) == len(missing):  # a backend drops keys it no longer holds: then judge none
+                known.update({key: passage_language(c.indexed_text) for key, c in zip(missing, chunks)})
+        return {key: known[key] for key in keys if key in known}
 
 
 class Retriever:
@@ -101,6 +168,7 @@ class Retriever:
         self._snapshot: SearchIndex | None = None
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="retrieve")
+        self._languages = PassageLanguages()
 
     @property
     def snapshot(self) -> SearchIndex:
@@ -194,13 +262,31 @@ class Retriever:
         if mode == "hybrid" and self.fusion.method == "scores":
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
             exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
-            fused = score_fusion(rankings, exact, weights)[:top_k]
+            foreign = self._foreign(snapshot, keys, query, found["vector"], exact) if keys else {}
+            fused = score_fusion(rankings, exact, weights, foreign)[:top_k]
         else:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
         chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
         hits = [Hit(chunk, score, rank, raw) for chunk, (_, score, rank, raw) in zip(chunks, fused)]
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
+
+    def _foreign(self, snapshot: SearchIndex, keys: list[Hashable], query: str, vector: np.ndarray,
+                 exact: dict[str, dict[Hashable, float]]) -> dict[Hashable, float]:
+        """The candidates in another language than `query`, with their BM25 score on the tokens that can
+        match across languages."""
+        language = detect_language(query)
+        languages = self._languages.of(snapshot, keys)
+        foreign = [key for key in keys if languages.get(key, language) != language]
+        if not foreign:
+            return {}
+        cross = cross_language_query(query, language)
+        if cross == query:
+            return {key: exact["bm25"].get(key, 0.0) for key in foreign}
+        if not cross.strip():
+            return dict.fromkeys(foreign, 0.0)
+        scores = snapshot.exact_scores(foreign, vector, cross, None)["bm25"]
+        return {key: scores.get(key, 0.0) for key in foreign}
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

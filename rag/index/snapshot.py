@@ -180,6 +180,8 @@ class Snapshot:
         if len(rows) == 0:
             return {"dense": {}, "bm25": {}}
         cosines = np.asarray(self.dense.vectors[rows]) @ np.asarray(vector, dtype=np.float32)
+        if bm25_state is None and query.strip():  # not reused from a ranking of `query`: score it now
+            bm25_state = self.lexical.scores(tokenize(query))
         lexical = bm25_state[rows] if bm25_state is not None else np.zeros(len(rows))
         return {
             "dense": {int(r): float(v) for r, v in zip(rows, cosines)},

@@ -44,3 +44,26 @@ def test_score_fusion_uses_each_retrievers_exact_score_of_every_candidate():
     assert by_row[3] == ({"bm25": 1}, {"dense": 0.70, "bm25": 9.0}), "bm25-only hit still gets its cosine"
     dense_heavy = score_fusion(rankings, exact, {"dense": 4.0, "bm25": 1.0})
     assert dense_heavy[0][0] == 1
+
+
+def test_score_fusion_does_not_pull_down_a_passage_bm25_cannot_see():
+    # Row 1 is the best dense match but in another language than the question: BM25 scores it 0.
+    rankings = {"dense": [(1, 0.90), (2, 0.80)], "bm25": [(2, 9.0), (3, 6.0)]}
+    exact = {"dense": {1: 0.90, 2: 0.80, 3: 0.70}, "bm25": {1: 0.0, 2: 9.0, 3: 6.0}}
+    weights = {"dense": 0.6, "bm25": 0.4}
+    assert [row for row, *_ in score_fusion(rankings, exact, weights)][0] == 2, "the same-language view"
+    fused = score_fusion(rankings, exact, weights, foreign={1: 0.0})
+    assert [row for row, *_ in fused][0] == 1
+    assert fused[0][1] == pytest.approx(1.0), "scored by dense alone, the retriever that sees it"
+    assert fused[0][3] == {"dense": 0.90, "bm25": 0.0}
+
+
+def test_score_fusion_normalises_cross_language_bm25_among_those_passages():
+    # Rows 1 and 4 are foreign; their BM25 (on the question's names and codes) is small next to row 2's.
+    rankings = {"dense": [(1, 0.80), (4, 0.80), (2, 0.80)], "bm25": [(2, 9.0), (1, 1.0)]}
+    exact = {"dense": {1: 0.80, 2: 0.80, 4: 0.80}, "bm25": {1: 1.0, 2: 9.0, 4: 0.0}}
+    fused = dict((row, score) for row, score, *_ in
+                 score_fusion(rankings, exact, {"dense": 0.6, "bm25": 0.4}, foreign={1: 1.0, 4: 0.0}))
+    assert fused[1] == pytest.approx(fused[2]) and fused[4] < fused[1]
+    same = score_fusion(rankings, exact, {"dense": 0.6, "bm25": 0.4}, foreign={})
+    assert same == score_fusion(rankings, exact, {"dense": 0.6, "bm25": 0.4})

