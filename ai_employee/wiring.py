@@ -282,7 +282,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     ))
     return AnswerPipeline(
         CandidateFinder(kb.retriever, cache, reranker, depth=s.candidates, ttl=s.cache_ttl,
-                        adjuster=kb.adjuster),
+                        adjuster=kb.adjuster, work_cache=kb.work_cache),
         cache,
         gate,
         rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,

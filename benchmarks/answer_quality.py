@@ -75,6 +75,7 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
         out.append({"id": row["id"], "question": row["question"], "answerable": answerable,
                     **({"kind": row["kind"]} if "kind" in row else {}),
                     "refused": final.refused, "refusal_reason": final.refusal_reason,
+                    "near_miss": bool(final.near_miss) and not final.refused,
                     "correct": answerable and not final.refused and qset.judge(row, final),
                     "gold_rank": rank if answerable else None,
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
@@ -97,6 +98,7 @@ def summarise(rows: list[dict]) -> dict:
         "correct_when_answered": round(sum(r["correct"] for r in answered) / max(len(answered), 1), 4),
         "refused": round(1 - len(answered) / n, 4),
         "false_refusals": len(rows) - len(answered),
+        "near_miss_notes": sum(r.get("near_miss", False) for r in rows),  # on answerable questions: false alarms
         "sentences_mean": round(statistics.mean([r["sentences"] for r in answered] or [0]), 3),
         "sentences_max": max([r["sentences"] for r in answered] or [0]),
         "ms_p50": round(statistics.median([r["ms"] for r in rows] or [0]), 1),
@@ -104,8 +106,12 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def summarise_unanswerable(rows: list[dict]) -> dict:
+    """Refused, or answered with the near-miss warning (what the question asks about is in no passage)."""
     refused = sum(r["refused"] for r in rows)
-    return {"questions": len(rows), "refused": round(refused / max(len(rows), 1), 4), "refusals": refused,
+    near = sum(r.get("near_miss", False) for r in rows)
+    n = max(len(rows), 1)
+    return {"questions": len(rows), "refused": round(refused / n, 4), "refusals": refused,
+            "near_miss": round(near / n, 4), "refused_or_near_miss": round((refused + near) / n, 4),
             "ms_p50": round(statistics.median([r["ms"] for r in rows] or [0]), 1)}
 
 

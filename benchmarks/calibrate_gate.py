@@ -36,41 +36,39 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
-from cache import MemoryCache  # noqa: E402
-from rag.candidates import CandidateFinder  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
 from rag.evidence import gather_evidence  # noqa: E402
-from rag.gate import GateConfig, lexical_coverage  # noqa: E402
+from rag.gate import GateConfig, best_dense, lexical_coverage  # noqa: E402
+from rag.prompt import detect_language  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
 
-SIGNALS = ("dense", "coverage", "sentence", "sentence_coverage", "missing_names")
+SIGNALS = ("dense", "coverage", "sentence", "sentence_coverage", "missing_names", "missing_terms")
 # Candidate signal sets; the one with the best cross-validated separation on the calibration half is used.
 CANDIDATES = (("dense",), ("sentence",), ("dense", "sentence"), ("dense", "sentence", "coverage"),
-              ("dense", "sentence", "sentence_coverage"), SIGNALS)
+              ("dense", "sentence", "sentence_coverage"), ("sentence", "missing_names"),
+              ("sentence", "missing_names", "missing_terms"), ("dense", "missing_terms"), SIGNALS)
 FOLDS = 5
 CLEAR_MARGIN = 0.02  # cross-validated refusal rate a richer signal set must add to replace the cosine rule
 
 
 def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
-    finder = CandidateFinder(kb.retriever, MemoryCache(), None, depth=50)
+    pipeline = make_pipeline(kb)  # its finder: the knowledge base's work cache keeps sentence vectors
+    finder = pipeline.finder
     snapshot = kb.retriever.snapshot
     rows = []
     for n, q in enumerate(questions, 1):
         found = asyncio.run(finder.find(q.question, None, snapshot.version))
         top = found.hits[:top_n]
-        vector = finder.query_vector(q.question, snapshot.version)
-
-        def similarity(texts: list[str]) -> list[float]:
-            return [float(v @ vector) for v in finder.passage_vectors(texts)]
-
         began = time.perf_counter()
-        evidence = gather_evidence(q.question, [h.chunk for h in top], snapshot.lexical.idf, similarity)
+        evidence = gather_evidence(q.question, [h.chunk for h in top], snapshot.lexical.idf,
+                                   pipeline._similarity(q.question, snapshot.version),
+                                   terms=pipeline._term_similarity(snapshot.version))
         took = (time.perf_counter() - began) * 1000
-        rows.append({"id": q.id, "answerable": q.answerable,
-                     "dense": max((h.scores.get("dense", 0.0) for h in top), default=0.0),
+        dense, _ = best_dense(detect_language(q.question), top)
+        rows.append({"id": q.id, "answerable": q.answerable, "dense": dense,
                      "coverage": lexical_coverage(q.question, top, snapshot.lexical.idf),
                      **evidence.signals, "evidence_ms": round(took, 2)})
         if n % 200 == 0:
@@ -90,7 +88,7 @@ def matrix(rows: list[dict], names: tuple[str, ...]) -> tuple[np.ndarray, np.nda
 # More similarity or coverage can only mean "more likely answerable", more missing names "less": a weight of
 # the other sign is an artefact of correlated signals (e.g. the passage and the sentence cosine) that does
 # not carry over to other knowledge bases, so such a signal is dropped and the model refitted.
-SIGN = {"dense": 1, "coverage": 1, "sentence": 1, "sentence_coverage": 1, "missing_names": -1}
+SIGN = {"dense": 1, "coverage": 1, "sentence": 1, "sentence_coverage": 1, "missing_names": -1, "missing_terms": -1}
 
 
 def fit_monotone(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> tuple[np.ndarray, float]:

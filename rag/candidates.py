@@ -13,6 +13,7 @@ import numpy as np
 
 from cache import Cache, cache_key
 from rag.feedback import FeedbackAdjuster, reorder
+from rag.index.work_cache import WorkCache, text_key
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
 from rag.prompt import detect_language
@@ -54,6 +55,7 @@ class CandidateFinder:
         depth: int = 50,
         ttl: int = 3600,
         adjuster: FeedbackAdjuster | None = None,
+        work_cache: WorkCache | None = None,
     ) -> None:
         if depth <= 0:
             raise ValueError("depth must be positive")
@@ -63,6 +65,7 @@ class CandidateFinder:
         self.depth = depth
         self.ttl = ttl
         self.adjuster = adjuster
+        self.work_cache = work_cache
         self.counters = CandidateCounters()
 
     def _settings(self) -> str:
@@ -134,16 +137,30 @@ class CandidateFinder:
         return found
 
     def passage_vectors(self, texts: list[str]) -> np.ndarray:
-        """Passage-form vectors (e.g. of sentences to quote), cached per embedding model."""
+        """Passage-form vectors (e.g. of sentences to quote), cached per embedding model: in the answer
+        cache, and in the knowledge base's work cache when there is one (kept across restarts and
+        reindexing, like the passages' own vectors)."""
         embedder = self.retriever.embedder
         keys = [cache_key("passage-embedding", embedder.model_id, t) for t in texts]
         found = {k: self.cache.get("passage-embedding", k) for k in keys}
         missing = [t for t, k in zip(texts, keys) if found[k] is None]
+        if missing and self.work_cache is not None:
+            stored = self.work_cache.get_vectors(embedder.model_id, [text_key(t) for t in missing])
+            for text in missing:
+                if text_key(text) in stored:
+                    key = cache_key("passage-embedding", embedder.model_id, text)
+                    found[key] = stored[text_key(text)].tobytes()
+                    self.cache.set("passage-embedding", key, found[key], self.ttl)
+            missing = [t for t, k in zip(texts, keys) if found[k] is None]
         if missing:
-            for text, vector in zip(missing, embedder.embed_passages(missing)):
+            missing = list(dict.fromkeys(missing))
+            vectors = np.asarray(embedder.embed_passages(missing), dtype=np.float32)
+            for text, vector in zip(missing, vectors):
                 key = cache_key("passage-embedding", embedder.model_id, text)
-                found[key] = np.asarray(vector, dtype=np.float32).tobytes()
+                found[key] = vector.tobytes()
                 self.cache.set("passage-embedding", key, found[key], self.ttl)
+            if self.work_cache is not None:
+                self.work_cache.put_vectors(embedder.model_id, [text_key(t) for t in missing], vectors)
             self.counters.passage_embeddings += 1
         return np.vstack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
 

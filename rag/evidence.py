@@ -1,10 +1,14 @@
-"""Sentence-level evidence for a question: the quotable units of the top passages, scored against it.
+"""Sentence-level evidence for a question: the quotable units of the top passages, scored by meaning.
 
 Computed once per question on the embedded default and used twice: by the evidence gate (how well the
 best sentence matches is a stronger answerability signal than the best passage) and by the extractive
-answer (which sentences to quote). Units first need a word in common with the question (IDF-weighted,
-so rare, specific words count most); the best of those are then scored by meaning with the embedded
-model. Passages in another language than the question are scored by meaning alone.
+answer (which sentences to quote). Every unit of the best passages is a candidate, whatever words it
+shares with the question ("住酒店" is answered by a sentence on 住宿, a Chinese question by an English
+passage): the embedded model's cosine decides, shared rare words only break near-ties. Cosines across
+languages sit lower than within one, so each is first put on its passage language's scale
+(rag.scales, calibrated on real questions of both languages). Also found here: the question's key terms that no
+candidate mentions, in any words the model relates to them — a near miss ("dog" when the handbook
+speaks only of the office).
 """
 
 from __future__ import annotations
@@ -12,19 +16,43 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from rag.lexical import tokenize
-from rag.prompt import detect_language
+from rag.lexical import tokenize, words
+from rag.prompt import detect_language, passage_language
 from rag.quotable import Unit, quotable_units
+from rag.scales import comparable, on_passage_scale, same_language_threshold
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
+# (terms, texts) -> cosine of each term (embedded as a query) to each text: one row per term
+TermSimilarity = Callable[[list[str], list[str]], list[list[float]]]
 
 # Weight of the (normalised) lexical score beside the cosine: meaning decides, shared rare words and the
 # passage's retrieval rank break near-ties (squad2: 0.885 quotes holding the answer without, 0.905 with).
 LEXICAL_WEIGHT = 0.03
+# A key term is related to a candidate when its cosine to one of the best units reaches this (same
+# language: 酒店 ↔ a sentence on 住宿 0.86, dog ↔ the onboarding paragraph 0.79).
+RELATED_TERM = 0.82
+# ... and a near miss only when no sentence matches the question well: a paraphrase the model cannot
+# relate word by word ("husband" for "married") comes with a sentence that matches as a whole (squad2:
+# notes on 11.7 % of answerable questions without this bound, 0.8 % with it). On the scale of the
+# question's language (set on English's; rag.scales).
+NEAR_MISS_BELOW = 0.84
+BUDGET = 16  # units scored by meaning per question (their vectors are cached)
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
+_NUMBER = re.compile(r"^[\d.,]+$")
+_UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
+# How a question asks, not what it asks about: never a key term, though a handbook may never use them.
+_ASKING = ("many much often long far soon get gets got allowed tell know please kind type sort way ways thing "
+           "things anyone someone anybody somebody need needs happen happens like usual usually exactly really "
+           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下")
+
+
+@lru_cache(maxsize=1)
+def _asking() -> frozenset[str]:
+    return frozenset(tokenize(_ASKING))
 
 
 @dataclass
@@ -32,7 +60,8 @@ class ScoredUnit:
     unit: Unit
     lexical: float  # IDF mass of the question's words it contains
     coverage: float  # ... as a share of the question's IDF mass
-    cosine: float = 0.0
+    cosine: float = 0.0  # on the question language's scale (rag.scales), so units of both languages compare
+    raw: float = 0.0  # as the model measured it
     score: float = 0.0
 
 
@@ -41,6 +70,10 @@ class Evidence:
     units: list[ScoredUnit]  # the shortlisted units, best first
     all_units: list[Unit] = field(default_factory=list)  # every unit of the passages (for continuations)
     signals: dict[str, float] = field(default_factory=dict)
+    missing: tuple[str, ...] = ()  # the question's key terms no candidate mentions (a near miss)
+    languages: list[str] = field(default_factory=list)  # of each passage
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (file, title and headings) of each passage
+    language: str = ""  # of the passage holding the best-matching unit: whose gate model reads `signals`
 
     @property
     def best(self) -> ScoredUnit | None:
@@ -54,57 +87,133 @@ def gather_evidence(
     similarity: Similarity | None = None,
     *,
     query: str | None = None,
-    shortlist: int = 10,
+    budget: int = BUDGET,
+    terms: TermSimilarity | None = None,
 ) -> Evidence:
     """Score the quotable units of `sources` (best first) against the question (and its rewrite)."""
-    terms = set(tokenize(question) + (tokenize(query) if query else []))
-    weights = idf(sorted(terms))
+    question_terms = tokenize(question)
+    weights = idf(sorted(set(question_terms + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
     language = detect_language(question)
+    languages = [passage_language(c.text) for c in sources]
     units: list[Unit] = []
     for n, chunk in enumerate(sources):
         units.extend(quotable_units(chunk, n, len(units)))
 
     seen: set[str] = set()
-    lexical: list[ScoredUnit] = []
-    foreign: list[ScoredUnit] = []
+    candidates: list[ScoredUnit] = []
     for unit in units:
         key = " ".join(unit.matched_text.split()).lower()
         if key in seen:  # neighbouring chunks overlap: the same sentence twice is one candidate
             continue
         seen.add(key)
-        words = set(tokenize(unit.matched_text))
-        mass = sum(w for t, w in weights.items() if t in words)
+        unit_words = set(tokenize(unit.matched_text))
+        mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * unit.source)
-        if mass > 0:
-            lexical.append(ScoredUnit(unit, mass * prior, mass / total))
-        elif similarity is not None and detect_language(sources[unit.source].text) != language:
-            foreign.append(ScoredUnit(unit, 0.0, 0.0))
-    lexical.sort(key=lambda s: -s.lexical)
-    chosen = lexical[:shortlist] + foreign[: max(0, shortlist - len(lexical[:shortlist]))]
-    _score(chosen, sources, similarity)
-    return Evidence(chosen, units, _signals(question, chosen, sources, weights, total))
+        candidates.append(ScoredUnit(unit, mass * prior, mass / total))
+    if similarity is None:  # no model to judge meaning: only shared words can say a unit is relevant
+        chosen = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)[:10]
+    else:
+        chosen = _shortlist(candidates, budget)
+    _score(chosen, sources, similarity, language, languages)
+    missing = _missing_terms(question, question_terms, sources, chosen, idf, terms)
+    evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
+    top = max(chosen, key=lambda u: u.cosine, default=None)
+    evidence.language = languages[top.unit.source] if top else language
+    sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
+    evidence.signals = _signals(question, sentence, chosen, sources, missing, weights, total)
+    return evidence
 
 
-def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None) -> None:
+def _shortlist(candidates: list[ScoredUnit], budget: int) -> list[ScoredUnit]:
+    """Up to `budget` units: those of the best passages in reading order, and a quarter of the budget kept
+    for the units of later passages that share the most rare words with the question."""
+    reserve = budget // 4
+    by_words = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)
+    chosen = list(candidates[: budget - reserve])
+    picked = {id(c) for c in chosen}
+    for c in by_words:
+        if len(chosen) >= budget:
+            break
+        if id(c) not in picked:
+            chosen.append(c)
+            picked.add(id(c))
+    for c in candidates:  # a short passage list leaves room: fill it in order
+        if len(chosen) >= budget:
+            break
+        if id(c) not in picked:
+            chosen.append(c)
+            picked.add(id(c))
+    return chosen
+
+
+def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,
+           languages: list[str]) -> None:
     top = max((s.lexical for s in units), default=0.0) or 1.0
     # Embedded with the passage's title and headings, as passages are indexed: "26 working days" under
     # "Annual leave entitlement" is the entitlement, under "Long service days" an extra.
     texts = [f"{sources[s.unit.source].context}\n{s.unit.matched_text}" for s in units]
     cosines = similarity(texts) if similarity and units else [0.0] * len(units)
     for scored, cosine in zip(units, cosines):
-        scored.cosine = float(cosine)
+        scored.raw = float(cosine) if similarity else 0.0
+        scored.cosine = comparable(scored.raw, language, languages[scored.unit.source], "sentence")
         scored.score = scored.cosine + LEXICAL_WEIGHT * scored.lexical / top
     units.sort(key=lambda s: -s.score)
 
 
-def _signals(question: str, units: list[ScoredUnit], sources: list[Chunk], weights: dict[str, float],
-             total: float) -> dict[str, float]:
-    """Answerability signals of the sentence level (the passage-level ones are the gate's own)."""
+def _missing_terms(question: str, question_terms: list[str], sources: list[Chunk], units: list[ScoredUnit],
+                   idf: Idf, terms: TermSimilarity | None) -> tuple[str, ...]:
+    """Key terms of the question — words the knowledge base never uses — that no candidate passage
+    mentions and that the embedded model does not relate to any of the best units. Names and numbers
+    are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
+    language = detect_language(question)
+    below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
+    if not sources or terms is None or not units or max(u.cosine for u in units) >= below:
+        return ()
+    if passage_language(sources[units[0].unit.source].text) != language:
+        return ()  # the best match is in the other language: its words cannot be compared with the question's
+    present: set[str] = set()
+    for chunk in sources:
+        present.update(tokenize(chunk.indexed_text))
+    rare = idf([_UNSEEN])[_UNSEEN]
+    candidates = [t for t in dict.fromkeys(question_terms)
+                  if t not in present and t not in _asking() and not _NUMBER.match(t) and len(t) >= 2]
+    weights = idf(candidates) if candidates else {}
+    unseen = [t for t in candidates if weights.get(t, 0.0) >= rare - 1e-9]
+    if not unseen:
+        return ()
+    best = units[:5]
+    texts = [f"{sources[s.unit.source].context}\n{s.unit.matched_text}" for s in best]
+    passages = [passage_language(sources[s.unit.source].text) for s in best]
+    related = same_language_threshold(RELATED_TERM, language, "sentence")
+    surfaces = list(dict.fromkeys(_surface(question, t) for t in unseen))
+    surfaces = [w for w in surfaces if w.lower() not in _asking()]
+    if not surfaces:
+        return ()
+    rows = terms(surfaces, texts)
+    return tuple(w for w, row in zip(surfaces, rows)
+                 if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+
+
+def _surface(question: str, token: str) -> str:
+    """The question's own word for a (lower-cased, stemmed, sub-word) token: "daycare" for "daycar",
+    公积金 for 积金."""
+    for word in words(question):
+        if tokenize(word) == [token] or (len(word) > len(token) and token in word.lower()):
+            return word
+    return token
+
+
+def _signals(question: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
+             missing: tuple[str, ...], weights: dict[str, float], total: float) -> dict[str, float]:
+    """Answerability signals of the sentence level (the passage-level ones are the gate's own); `sentence`
+    is the best unit's cosine on its passage language's scale."""
     names = {t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0))}
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
+    missing_tokens = {t for word in missing for t in tokenize(word)}
     return {
-        "sentence": round(max((s.cosine for s in units), default=0.0), 4),
+        "sentence": round(sentence, 4),
         "sentence_coverage": round(max((s.coverage for s in units), default=0.0), 4),
         "missing_names": round(sum(1 for t in names if t not in best_passage) / len(names), 4) if names else 0.0,
+        "missing_terms": round(sum(w for t, w in weights.items() if t in missing_tokens) / total, 4),
     }

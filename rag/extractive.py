@@ -28,10 +28,26 @@ HEADERS = {
     "zh": "以下是知识库中与问题最相关的原文摘录：",
     "en": "Quoted passages from the knowledge base that best match your question:",
 }
+# A near miss: the knowledge base covers the topic but never mentions what the question is about.
+NEAR_MISS = {
+    "zh": "知识库中没有提到{terms}。最接近的内容如下，但不一定回答你的问题：",
+    "en": "The knowledge base does not mention {terms}. The closest it has, which may not answer your question:",
+}
+# A quote in another language than the question's is introduced in the asker's language.
+FROM_DOCUMENT = {
+    ("zh", "en"): "摘自英文文档《{title}》：",
+    ("en", "zh"): "From the Chinese document “{title}”:",
+}
+
+
+# A runner-up from the best sentence's section (same file, title and headings) is context and quoted
+# within `margin`; one from another section only when its cosine is this close to the best one's: the
+# trip-approval article is not quoted beside the meal-allowance ones (BENCHMARKS.md: runner-up precision).
+APART = 0.01
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
-                  margin: float = 0.08) -> list[list[Unit]]:
+                  margin: float = 0.08, apart: float = APART) -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut:
     a whole short article of four sentences is quoted alone."""
@@ -50,6 +66,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         unit = candidate.unit
         if used >= max_sentences or candidate.score < best.score - margin:
             break
+        if not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart:
+            continue  # another section's sentence: only if it answers nearly as well by meaning alone
         if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
                 or used + _sentences(unit) > max_sentences):
             continue
@@ -71,10 +89,19 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     return excerpts
 
 
-def render_quotes(question: str, excerpts: list[list[Unit]]) -> str:
-    """`> quoted text [Sn]` lines under a header; document look-alikes of markers neutralised."""
-    lines = [HEADERS[detect_language(question)]]
+def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk] | None = None,
+                  missing: tuple[str, ...] = ()) -> str:
+    """`> quoted text [Sn]` lines under a header (a near-miss warning when the question's key terms are in
+    no passage); a quote from a passage in another language is introduced by its document's title.
+    Document look-alikes of markers neutralised."""
+    language = detect_language(question)
+    lines = [_near_miss(language, missing) if missing else HEADERS[language]]
     for excerpt in excerpts:
+        if sources is not None:
+            source = sources[excerpt[0].source]
+            intro = FROM_DOCUMENT.get((language, detect_language(source.text)))
+            if intro:
+                lines.append(neutralise(intro.format(title=source.title or source.file)))
         if excerpt[0].kind == "row":
             header = excerpt[0].text.rsplit("\n", 1)[0]
             text = neutralise("\n".join([header, *(u.matched_text for u in excerpt)]))
@@ -101,7 +128,21 @@ def extract_answer(
         raise ValueError("no sources to quote")
     evidence = evidence or gather_evidence(question, sources, idf, similarity, query=query)
     excerpts = choose_quotes(evidence)
-    return unlink(render_quotes(question, excerpts), source_urls(s.url for s in sources)) if excerpts else None
+    if not excerpts:
+        return None
+    return unlink(render_quotes(question, excerpts, sources, evidence.missing), source_urls(s.url for s in sources))
+
+
+def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:
+    if unit.source == best.source or not evidence.sections:
+        return True
+    return evidence.sections[unit.source] == evidence.sections[best.source]
+
+
+def _near_miss(language: str, missing: tuple[str, ...]) -> str:
+    quoted = ("、" if language == "zh" else ", ").join(
+        (f"“{neutralise(t)}”" if language == "zh" else f"\"{neutralise(t)}\"") for t in missing[:3])
+    return NEAR_MISS[language].format(terms=quoted)
 
 
 def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
@@ -121,4 +162,4 @@ def _length(excerpts: list[list[Unit]]) -> int:
     return sum(len(u.text) for e in excerpts for u in e)
 
 
-__all__ = ["HEADERS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]
+__all__ = ["FROM_DOCUMENT", "HEADERS", "NEAR_MISS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]

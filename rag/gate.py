@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rag.scales import comparable, on_passage_scale
 from rag.lexical import tokenize
-from rag.prompt import detect_language
-from rag.types import Hit
+from rag.prompt import detect_language, passage_language
+from rag.types import Chunk, Hit
 
 if TYPE_CHECKING:
     from rag.evidence import Evidence
@@ -84,7 +85,7 @@ class GateDecision:
     answer: bool
     reason: str
     signals: dict[str, float] = field(default_factory=dict)
-    near_miss: tuple[str, ...] = ()  # the question's key terms that no passage contains
+    near_miss: tuple[str, ...] = ()  # the question's key terms that no candidate passage mentions
 
 
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
@@ -101,16 +102,31 @@ def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], 
     return best
 
 
+def best_dense(language: str, hits: list[Hit]) -> tuple[float, str]:
+    """The best passage's cosine (passages of both languages compared on the question's scale), put on its
+    own language's scale, and that language (rag.scales)."""
+    best, best_raw, best_language = -1.0, 0.0, language
+    for hit in hits:
+        language_of_passage = passage_language(hit.chunk.text)
+        raw = hit.scores.get("dense", 0.0)
+        value = comparable(raw, language, language_of_passage, "dense")
+        if value > best:
+            best, best_raw, best_language = value, raw, language_of_passage
+    return on_passage_scale(best_raw, language, best_language, "dense") if hits else 0.0, best_language
+
+
 class EvidenceGate:
     def __init__(self, config: GateConfig | None = None) -> None:
         self.config = config or GateConfig()
 
-    def wants_evidence(self, question: str, reranked: bool) -> bool:
+    def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None) -> bool:
         """Whether sentence-level evidence would change the decision: no reranker score to read, and the
-        model of the question's language uses a sentence signal."""
+        model of the question's language — or of a passage's, when one is in the other language — uses a
+        sentence signal."""
         if reranked or not self.config.use_evidence:
             return False
-        return bool(set(self.config.models[detect_language(question)].weights) & SENTENCE_SIGNALS)
+        languages = {detect_language(question)} | {passage_language(c.text) for c in passages or []}
+        return any(set(self.config.models[lang].weights) & SENTENCE_SIGNALS for lang in languages)
 
     def decide(
         self,
@@ -130,20 +146,26 @@ class EvidenceGate:
             if best < cfg.min_rerank_score:
                 return GateDecision(False, f"best reranker score {best:.2f} < {cfg.min_rerank_score:.2f}", signals)
             return GateDecision(True, "reranker found relevant passages", signals)
-        dense = max((h.scores.get("dense", 0.0) for h in top), default=0.0)
+        language = detect_language(question)
+        dense, scale_language = best_dense(language, top)
+        if evidence is not None and evidence.best is not None and evidence.language:
+            scale_language = evidence.language
         coverage = lexical_coverage(question, top, idf)
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
-        model = cfg.models[detect_language(question)]
+        # Cosines are on the passage language's scale (rag.scales): that language's model reads them.
+        model = cfg.models[scale_language]
         if cfg.use_evidence and (evidence is not None or not set(model.weights) & SENTENCE_SIGNALS):
             signals.update(evidence.signals if evidence is not None else {})
             score = model.score(signals)
             signals |= {"answerability": round(score, 4), "threshold": model.threshold}
+            missing = evidence.missing if evidence is not None else ()
             if score < model.threshold:
-                return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals)
-            return GateDecision(True, "evidence strong enough", signals)
+                return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals, missing)
+            return GateDecision(True, "evidence strong enough", signals, missing)
         combined = cfg.dense_weight * dense + cfg.coverage_weight * coverage
-        threshold = cfg.threshold(question)
+        threshold = cfg.threshold_zh if scale_language == "zh" else cfg.threshold_en
         signals |= {"combined": round(combined, 4), "threshold": threshold}
+        missing = evidence.missing if evidence is not None else ()
         if combined < threshold:
-            return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals)
-        return GateDecision(True, "evidence strong enough", signals)
+            return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals, missing)
+        return GateDecision(True, "evidence strong enough", signals, missing)

@@ -78,5 +78,16 @@ def without_cjk(text: str) -> str:
     return _CJK_RUN.sub(" ", unicodedata.normalize("NFKC", text))
 
 
+def words(text: str) -> list[str]:
+    """The words of a text as a reader sees them: jieba's precise cut for Chinese (住房公积金, not 公积 and
+    积金), the words themselves otherwise."""
+    _ensure_jieba()
+    out: list[str] = []
+    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
+        cjk, word = match.groups()
+        out.extend(jieba.lcut(cjk) if cjk else [word])
+    return out
+
+
 def tokenize_many(texts: list[str]) -> list[list[str]]:
     return [tokenize(t) for t in texts]

@@ -120,7 +120,8 @@ class AnswerPipeline:
         failures.extend(found.failures)
         sources = [h.chunk for h in found.hits[: self.config.top_k]]
         evidence = None
-        if sources and (self.answerer is None or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None)):
+        if sources and (self.answerer is None
+                        or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None, sources)):
             evidence = await self._evidence(question, rewritten, sources, idf, version, timings)
         gate_began = time.perf_counter()
         decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits, idf,
@@ -130,12 +131,12 @@ class AnswerPipeline:
         if decision.answer and self.answerer is None:
             quotes = choose_quotes(evidence) if evidence else []
             if not quotes:
-                decision = GateDecision(False, "no sentence of the passages shares content with the question",
+                decision = GateDecision(False, "the passages hold no sentence to quote",
                                         decision.signals)
         timings["before_answer_model"] = _ms(began)
         language = detect_language(question)
         base = dict(question=question, rewritten_query=rewritten, gate=decision.signals, index_version=version,
-                    models=self.models, notices=notices, failures=failures)
+                    models=self.models, notices=notices, failures=failures, near_miss=list(decision.near_miss))
 
         if not decision.answer:
             related = related_documents(rewritten or question, found.hits, idf)
@@ -188,7 +189,8 @@ class AnswerPipeline:
                         timings: dict[str, float]) -> Evidence:
         began = time.perf_counter()
         evidence = await asyncio.to_thread(gather_evidence, question, sources, idf,
-                                           self._similarity(question, version), query=rewritten)
+                                           self._similarity(question, version), query=rewritten,
+                                           terms=self._term_similarity(version))
         timings["evidence"] = _ms(began)
         return evidence
 
@@ -257,7 +259,8 @@ class AnswerPipeline:
                 yield REFUSALS[detect_language(question)]
                 return
         timings["first_token"] = _ms(began)
-        for line in render_quotes(question, quotes).splitlines(keepends=True):
+        missing = evidence.missing if evidence is not None else ()
+        for line in render_quotes(question, quotes, sources, missing).splitlines(keepends=True):
             yield line
 
     def _similarity(self, question: str, version: str):
@@ -267,6 +270,15 @@ class AnswerPipeline:
         def score(sentences: list[str]) -> list[float]:
             query = self.finder.query_vector(question, version)
             return [float(v @ query) for v in self.finder.passage_vectors(sentences)]
+
+        return score
+
+    def _term_similarity(self, version: str):
+        """Cosine of each key term of a question (embedded as a query) to each of the texts."""
+
+        def score(terms: list[str], texts: list[str]) -> list[list[float]]:
+            vectors = self.finder.passage_vectors(texts)
+            return [[float(v) for v in vectors @ self.finder.query_vector(t, version)] for t in terms]
 
         return score
 

@@ -64,6 +64,7 @@ _TEMPLATE_TOKEN = re.compile(
     r"|<<\s*/?\s*SYS\s*>>",
     re.IGNORECASE,
 )
+_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 _DEFANGED = {"<": "‹", ">": "›", "[": "〔", "]": "〕"}
 _ATTRIBUTE_UNSAFE = '"&<>\''
 
@@ -72,6 +73,12 @@ def detect_language(text: str) -> str:
     """'zh' when the question is mostly Chinese, else 'en'."""
     cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
     return "zh" if cjk and cjk * 2 >= latin else "en"
+
+
+def passage_language(text: str) -> str:
+    """'zh' or 'en' as a question's language is judged, on the passage's prose: a link's Latin letters say
+    nothing about the language it is written in."""
+    return detect_language(_LINK.sub(" ", text))
 
 
 def refusal_sentence(question: str) -> str:

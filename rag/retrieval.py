@@ -21,12 +21,12 @@ import numpy as np
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.lexical import TOKENIZER_NAME, without_cjk
-from rag.prompt import detect_language
+from rag.prompt import detect_language, passage_language
+from rag.scales import comparable
 from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
-_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
 
 
@@ -128,12 +128,6 @@ def cross_language_query(query: str, language: str) -> str:
     and digit text (names, numbers, codes); an English question's words already are that (a Chinese
     passage holds Latin script only as names, codes and numbers)."""
     return without_cjk(query) if language == "zh" else query
-
-
-def passage_language(text: str) -> str:
-    """'zh' or 'en' as a question's language is judged, on the passage's prose: a link's Latin letters say
-    nothing about the language it is written in."""
-    return detect_language(_LINK.sub(" ", text))
 
 
 class PassageLanguages:
@@ -263,7 +257,9 @@ class Retriever:
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
             exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
             foreign = self._foreign(snapshot, keys, query, found["vector"], exact) if keys else {}
-            fused = score_fusion(rankings, exact, weights, foreign)[:top_k]
+            fused = score_fusion(rankings, self._on_scale(exact, foreign, query, snapshot), weights, foreign)[:top_k]
+            fused = [(key, score, rank, {**raw, **({"dense": exact["dense"][key]} if key in exact.get("dense", {}) else {})})
+                     for key, score, rank, raw in fused]  # the cosine as measured: the gate maps it itself
         else:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
         chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
@@ -287,6 +283,21 @@ class Retriever:
             return dict.fromkeys(foreign, 0.0)
         scores = snapshot.exact_scores(foreign, vector, cross, None)["bm25"]
         return {key: scores.get(key, 0.0) for key in foreign}
+
+    def _on_scale(self, exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, float], query: str,
+                  snapshot: SearchIndex) -> dict[str, dict[Hashable, float]]:
+        """Dense scores with each other-language passage's cosine put on the question language's scale
+        (rag.scales): across languages the embedded model scores every passage lower, so without this a
+        question's own-language passages outrank the other language's answer."""
+        if not foreign or "dense" not in exact:
+            return exact
+        language = detect_language(query)
+        languages = self._languages.of(snapshot, list(foreign))
+        dense = dict(exact["dense"])
+        for key in foreign:
+            if key in dense and key in languages:
+                dense[key] = comparable(dense[key], language, languages[key], "dense")
+        return {**exact, "dense": dense}
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

@@ -229,6 +229,7 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)  # degraded service the user should know about
     failures: list[str] = field(default_factory=list)  # "<role>:<kind>" of each model call that failed
+    near_miss: list[str] = field(default_factory=list)  # the question's key terms no passage mentions
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,4 +248,5 @@ class Answer:
             "models": self.models,
             "timings_ms": self.timings_ms,
             "notices": self.notices,
+            "near_miss": self.near_miss,
         }

@@ -96,27 +96,36 @@ def test_gate_without_reranker_combines_dense_and_coverage():
     assert not gate.decide("anything", [], idf).answer
 
 
-def test_gate_threshold_follows_the_question_language():
+def test_gate_threshold_follows_the_language_and_a_cross_language_cosine_is_put_on_its_scale():
+    from rag.scales import on_passage_scale
+
     gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.0, threshold_zh=0.9, threshold_en=0.8,
                                    use_evidence=False))
-    hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
-    english, chinese = gate.decide("meal allowance?", hits, idf), gate.decide("伙食补助是多少?", hits, idf)
+    english_hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
+    chinese_hits = [Hit(chunk("出差期间按天发放伙食补助，标准为每人每天一百元。"), 0.1, {"dense": 1}, {"dense": 0.85})]
+    english, chinese = gate.decide("meal allowance?", english_hits, idf), gate.decide("伙食补助是多少?", chinese_hits, idf)
     assert english.answer and english.signals["threshold"] == 0.8
     assert not chinese.answer and chinese.signals["threshold"] == 0.9
+    # A Chinese question, an English passage: the English threshold, on the cosine mapped to English's scale.
+    across = gate.decide("伙食补助是多少?", [Hit(english_hits[0].chunk, 0.1, {"dense": 1}, {"dense": 0.78})], idf)
+    assert across.signals["threshold"] == 0.8
+    assert across.signals["dense"] == round(on_passage_scale(0.78, "zh", "en", "dense"), 4) and across.signals["dense"] > 0.78
+    assert across.answer == (on_passage_scale(0.78, "zh", "en", "dense") >= 0.8)
 
 
-def test_with_sentence_evidence_the_gate_uses_the_model_of_the_question_language():
+def test_with_sentence_evidence_the_gate_uses_the_model_of_the_passages_language():
     from rag.evidence import Evidence
     from rag.gate import AnswerabilityModel
 
     models = {"zh": AnswerabilityModel({"sentence": 10.0}, -9.0), "en": AnswerabilityModel({"sentence": 10.0}, -8.0)}
     gate = EvidenceGate(GateConfig(models=models))
     hits = [Hit(chunk("The daily meal allowance is 45 EUR."), 0.1, {"dense": 1}, {"dense": 0.85})]
+    chinese_hits = [Hit(chunk("出差期间按天发放伙食补助，标准为每人每天一百元。"), 0.1, {"dense": 1}, {"dense": 0.85})]
     evidence = Evidence([], signals={"sentence": 0.85, "sentence_coverage": 0.5, "missing_names": 0.0})
     english, chinese = gate.decide("meal allowance?", hits, idf, evidence=evidence), \
-        gate.decide("伙食补助是多少?", hits, idf, evidence=evidence)
+        gate.decide("伙食补助是多少?", chinese_hits, idf, evidence=evidence)
     assert english.answer and english.signals["answerability"] == 0.5
     assert not chinese.answer and chinese.reason == "answerability -0.500 < 0.000"
     assert chinese.signals["sentence"] == 0.85 and chinese.signals["dense"] == 0.85
     without = EvidenceGate(GateConfig(models=models, use_evidence=False, threshold_zh=0.8))
-    assert without.decide("伙食补助是多少?", hits, idf, evidence=evidence).answer, "the cosine rule when told so"
+    assert without.decide("伙食补助是多少?", chinese_hits, idf, evidence=evidence).answer, "the cosine rule when told so"

@@ -1,0 +1,70 @@
+"""The embedded model's cosines, made comparable across languages.
+
+A Chinese question scores its answer lower in an English passage than in a Chinese one, and unrelated
+passages closer to the answer: each (question, passage) language pair has its own scale. A scale is
+described by two medians of real questions' best cosine: questions about something else entirely
+(unrelated) and questions the passages answer. A cosine is moved between scales by the line through
+those two anchors. benchmarks/calibrate_pairs.py measures them (results/calibrate_pairs.json):
+
+  zh→en: squad2/questions-zh (answerable) · lawref questions (unrelated), against squad2/docs
+  en→en: squad2 answerable · lawref/questions-en (unrelated), against squad2/docs
+  en→zh: lawref/questions-en (answerable) · squad2 questions (unrelated), against all of lawref
+  zh→zh: lawref questions (answerable) · squad2/questions-zh (unrelated), against all of lawref
+
+Two uses: reading a cross-language cosine with the calibrated gate model of the passage's language
+(`on_passage_scale`), and ranking candidates of both languages for one question (`comparable`).
+"""
+
+from __future__ import annotations
+
+Level = str  # "dense": a whole passage; "sentence": a quotable unit with its title and headings
+
+# (question language, passage language) -> level -> (unrelated median, answerable median)
+ANCHORS: dict[tuple[str, str], dict[Level, tuple[float, float]]] = {
+    ("zh", "en"): {"dense": (0.7764, 0.8133), "sentence": (0.7843, 0.8259)},
+    ("en", "en"): {"dense": (0.8139, 0.8668), "sentence": (0.8186, 0.8758)},
+    ("en", "zh"): {"dense": (0.743, 0.79), "sentence": (0.7493, 0.7974)},
+    ("zh", "zh"): {"dense": (0.8463, 0.9046), "sentence": (0.852, 0.9142)},
+}
+
+
+# How far toward its own language's scale an other-language passage (or sentence) is lifted when it
+# competes with passages in the question's language. Where a knowledge base says the same thing in both
+# languages (a China office policy and a global one), a full lift lets the other language's version
+# displace the asker's own; none, and an answer only the other language holds never reaches the asker.
+# Chosen on the handbook questions (benchmarks/data/handbook_questions.jsonl; BENCHMARKS.md has the
+# table). A knowledge base in one language is not affected: then every candidate is lifted alike.
+LIFT: dict[tuple[str, str], dict[Level, float]] = {
+    ("zh", "en"): {"dense": 0.75, "sentence": 0.5},
+    ("en", "zh"): {"dense": 0.25, "sentence": 0.25},
+}
+
+
+def rescale(cosine: float, source: tuple[str, str], target: tuple[str, str], level: Level) -> float:
+    """`cosine`, measured on `source`'s scale, on `target`'s (unchanged when a scale is not known)."""
+    if source == target or source not in ANCHORS or target not in ANCHORS:
+        return cosine
+    (su, sa), (tu, ta) = ANCHORS[source][level], ANCHORS[target][level]
+    return tu + (cosine - su) * (ta - tu) / (sa - su)
+
+
+def on_passage_scale(cosine: float, question: str, passage: str, level: Level) -> float:
+    """As if the question had been asked in the passage's language: what that language's gate model reads."""
+    return rescale(cosine, (question, passage), (passage, passage), level)
+
+
+def on_question_scale(cosine: float, question: str, passage: str, level: Level) -> float:
+    """As if the passage were in the question's language: comparable with the question's own-language ones."""
+    return rescale(cosine, (question, passage), (question, question), level)
+
+
+def comparable(cosine: float, question: str, passage: str, level: Level) -> float:
+    """What ranks passages (and sentences) of both languages against each other for one question: an
+    other-language cosine lifted part of the way to its own language's scale (`LIFT`)."""
+    lift = LIFT.get((question, passage), {}).get(level, 0.0)
+    return cosine + lift * (on_passage_scale(cosine, question, passage, level) - cosine)
+
+
+def same_language_threshold(value: float, language: str, level: Level, calibrated_in: str = "en") -> float:
+    """A threshold set on one language's scale, on another's."""
+    return rescale(value, (calibrated_in, calibrated_in), (language, language), level)

@@ -1,0 +1,58 @@
+"""Answers judged by meaning on the sample handbook (the embedded default, real index and model): the
+asker's own words, the other language, near misses, and only quotes that answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
+from tests.rag.test_extractive import ask, quotes
+
+
+@pytest.fixture(scope="module")
+def handbook(shared_data_dir, tmp_path_factory):
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+    from tests.conftest import HANDBOOK, build
+
+    index_dir = tmp_path_factory.mktemp("handbook-meaning")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+@pytest.mark.parametrize("question", ["住酒店一晚最多报多少", "住宾馆一晚能报多少钱"])
+def test_the_askers_own_words_are_answered_by_meaning(handbook, question):
+    """The document says 住宿, the asker 酒店/宾馆: no word in common, the same meaning."""
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert "每晚不超过六百元" in quotes(answer)[0]
+    assert answer.citations[0].chunk.file == "差旅报销制度.md"
+
+
+def test_a_chinese_question_is_answered_from_an_english_document_and_says_so(handbook):
+    answer = ask(handbook, "MFA 是必须的吗？")
+    assert not answer.refused, answer.refusal_reason
+    intro = FROM_DOCUMENT[("zh", "en")].format(title="IT Security Policy")
+    assert intro in answer.text.splitlines()[1], answer.text
+    assert "Multi-factor authentication (MFA) is mandatory" in answer.text
+
+
+def test_what_the_handbook_never_mentions_is_a_near_miss(handbook):
+    answer = ask(handbook, "Can I bring my dog to the office?")
+    first_line = answer.text.splitlines()[0]
+    assert first_line == NEAR_MISS["en"].format(terms='"dog"'), answer.text
+    assert answer.gate["missing_terms"] > 0
+
+
+def test_how_a_question_asks_is_not_a_near_miss(handbook):
+    answer = ask(handbook, "How many vacation days do I get per year?")
+    assert answer.text.splitlines()[0] == HEADERS["en"]
+    assert "26 working days" in quotes(answer)[0]
+
+
+def test_a_runner_up_is_quoted_only_when_it_answers_nearly_as_well(handbook):
+    """README's own question: the meal allowance articles, not the trip-approval rule beside them."""
+    answer = ask(handbook, "出差吃饭能报多少?")
+    quoted = "\n".join(quotes(answer))
+    assert "第九条" in quoted and "每人每天一百元" in quoted
+    assert "第二条" not in quoted, quoted
