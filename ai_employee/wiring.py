@@ -310,7 +310,8 @@ class Bot:
         surfaces: list[Routes] = []
         if self.slack_app is not None and slack_events:
             app, settings = self.slack_app, self.slack_services.settings
-            surfaces.append(lambda application: add_routes(application, app, settings))
+            acked = self.services.metrics.acked if self.services.metrics is not None else None
+            surfaces.append(lambda application: add_routes(application, app, settings, acked))
         if self.teams is not None:
             surfaces.append(self.teams.add_routes)
         return surfaces

@@ -23,6 +23,7 @@ STAGES = {"rewrite": "rewrite", "retrieval": "retrieve", "rerank": "rerank", "fi
           "total": "total"}
 SECONDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 REINDEX_SECONDS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600)
+ACK_SECONDS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 3.0)  # Slack retries after 3 s
 
 
 class Metrics:
@@ -39,6 +40,9 @@ class Metrics:
                                  "from the question's arrival).", ["stage"], buckets=SECONDS, registry=r)
         self.votes = Counter("aie_votes", "Votes recorded, by target (answer or citation) and value.",
                              ["target", "value"], registry=r)
+        self.acks = Histogram("aie_slack_ack_seconds", "Time the Slack handler took to acknowledge an event "
+                              "(on the event loop's clock, from the request reaching it).", buckets=ACK_SECONDS,
+                              registry=r)
         self.reindexes = Histogram("aie_reindex_seconds", "Duration of reindexes run by this process, by result.",
                                    ["result"], buckets=REINDEX_SECONDS, registry=r)
 
@@ -65,6 +69,9 @@ class Metrics:
     def voted(self, target: str, value: int) -> None:
         kind = "citation" if target.startswith("citation:") else target
         self.votes.labels(kind, "up" if value > 0 else "down").inc()
+
+    def acked(self, seconds: float) -> None:
+        self.acks.observe(seconds)
 
     def reindexed(self, seconds: float, ok: bool) -> None:
         self.reindexes.labels("ok" if ok else "failed").observe(seconds)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -10,6 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncServerErrorRetryHandler
+from slack_sdk.signature import SignatureVerifier
 
 from bot.core.logs import event_id_var
 from bot.slack.config import MissingCredentials, SlackSettings
@@ -47,12 +50,47 @@ def create_app(services: SlackServices) -> AsyncApp:
     return app
 
 
-def add_routes(application: web.Application, app: AsyncApp, settings: SlackSettings) -> None:
-    """Slack's HTTP endpoint: only with a signing secret (a request signed with an empty key is a forgery)."""
+def add_routes(application: web.Application, app: AsyncApp, settings: SlackSettings,
+               acked: Callable[[float], None] | None = None) -> None:
+    """Slack's HTTP endpoint: only with a signing secret (a request signed with an empty key is a forgery).
+
+    A signed event is acknowledged at once and handed to Bolt afterwards: its 200 waits for nothing the bot
+    does with it (de-duplication, listeners, answering). `acked` gets each such ack's time in the handler,
+    on the event loop's clock."""
     if not settings.slack_signing_secret:
         raise MissingCredentials("Slack over HTTP needs SLACK_SIGNING_SECRET")
+    verifier = SignatureVerifier(settings.slack_signing_secret.get_secret_value())
+    dispatching: set[asyncio.Task] = set()  # referenced until done, so none is collected mid-way
 
     async def slack(request: web.Request) -> web.Response:
-        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        bolt_request = await to_bolt_request(request)
+        if not _signed_event(bolt_request, verifier):
+            return await to_aiohttp_response(await app.async_dispatch(bolt_request))
+        task = loop.create_task(app.async_dispatch(bolt_request))
+        dispatching.add(task)
+        task.add_done_callback(_dispatched(dispatching))
+        if acked is not None:
+            acked(loop.time() - began)
+        return web.Response(status=200)
 
     application.router.add_post(EVENTS_PATH, slack)
+
+
+def _signed_event(request: AsyncBoltRequest, verifier: SignatureVerifier) -> bool:
+    """An Events API delivery (Bolt acks those with an empty 200 whatever follows) that Slack signed."""
+    if not isinstance(request.body, dict) or request.body.get("type") != "event_callback":
+        return False
+    timestamp = (request.headers.get("x-slack-request-timestamp") or ["0"])[0]
+    signature = (request.headers.get("x-slack-signature") or [""])[0]
+    return verifier.is_valid(request.raw_body, timestamp, signature)
+
+
+def _dispatched(dispatching: set[asyncio.Task]) -> Callable[[asyncio.Task], None]:
+    def done(task: asyncio.Task) -> None:
+        dispatching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("handling a Slack event failed", exc_info=task.exception())
+
+    return done

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import httpx
 
 from tests.bot.harness import BOT_USER, TEAM, sign, start_bot, wait_for
 from tests.fakes.slack_api import SlackApiServer
@@ -191,18 +194,24 @@ def test_fifty_concurrent_mentions_are_acked_fast_and_answered_once(bot, slack):
     events = [mention(slack, question) for question in
               ["How long must a password be?", "出差吃饭能报多少?", "When are the offices open?"] * 16 + ["Can I park?"] * 2]
     with ThreadPoolExecutor(max_workers=50) as pool:
-        def send(event):
-            began = time.perf_counter()
-            status = bot.event(event).status_code
-            return status, time.perf_counter() - began
-
-        results = list(pool.map(send, events))
-    assert all(status == 200 for status, _ in results)
-    assert max(seconds for _, seconds in results) < 3.0, sorted(s for _, s in results)[-5:]
+        statuses = list(pool.map(lambda event: bot.event(event).status_code, events))
+    assert statuses == [200] * 50
+    # The ack path itself, timed by the bot on its event loop's clock (wall time across a machine this
+    # burst saturates would time the machine): no ack waits for the de-duplication, listeners or answers.
+    acks = ack_seconds(bot)
+    assert acks["+Inf"] == 50, acks
+    assert acks["0.1"] == 50, f"acks that waited for other work: {acks}"
     wait_for(lambda: len(final_answers(slack)) + len(failed_replies(slack)) >= 50, timeout=600, interval=0.5)
     time.sleep(1)
     answered = [c.args["thread_ts"] for c in slack.calls_to("chat.startStream")]
     assert sorted(answered) == sorted(e["ts"] for e in events), "every question answered exactly once"
+
+
+def ack_seconds(bot) -> dict[str, float]:
+    """The cumulative buckets of the bot's Slack ack histogram, as /metrics shows them: upper bound -> count."""
+    text = httpx.get(f"{bot.url}/metrics", timeout=30).text
+    buckets = re.findall(r'^aie_slack_ack_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.MULTILINE)
+    return {bound.removesuffix(".0") if bound != "+Inf" else bound: float(count) for bound, count in buckets}
 
 
 def failed_replies(slack):

