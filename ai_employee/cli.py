@@ -598,7 +598,11 @@ def teams_package(
     if privacy_url is None or terms_url is None:
         stderr.print(f"warning: the app's privacy and terms links point at https://{host}/ until --privacy-url "
                      "and --terms-url name your own pages", style="yellow", markup=False, highlight=False)
-    written = write_package(AppInfo(app_id.lower(), host, name, privacy=privacy_url, terms=terms_url), out)
+    from ai_employee.wiring import public_examples
+
+    prompts = public_examples(knowledge_base())
+    written = write_package(AppInfo(app_id.lower(), host, name, privacy=privacy_url, terms=terms_url,
+                                    prompts=prompts), out)
     stdout.print(f"wrote {written}: upload it in Teams (Apps → Manage your apps → Upload an app)")
 
 

@@ -409,6 +409,29 @@ def _live_passages(kb: KnowledgeBase) -> tuple[str, Iterable[Chunk]]:
     return snapshot.version, snapshot.chunks
 
 
+def public_examples(kb: KnowledgeBase) -> tuple[str, ...]:
+    """Example questions about the live index's documents that anyone in the organisation may read (the
+    public collection, no access list): what a Teams app package, listed to everyone, may suggest. None
+    without an index, or on Milvus (reading it would start Milvus to write a zip)."""
+    from bot.core.examples import example_questions
+    from bot.core.scopes.documents import readable_manifest
+    from rag.index.snapshot import IndexNotFoundError, SnapshotStore, read_chunks, read_manifest
+    from rag.types import PUBLIC, Scope
+
+    if kb.settings.vector_store != "faiss":
+        return ()
+    try:
+        path = SnapshotStore(kb.index_dir).current_path()
+        manifest = read_manifest(path)
+        documents: dict[str, Chunk] = {}
+        for chunk in read_chunks(path):
+            documents.setdefault(chunk.file, chunk)
+    except (IndexNotFoundError, OSError, ValueError):
+        return ()
+    everyone = Scope(collections=frozenset({PUBLIC}), readers=frozenset())
+    return tuple(example_questions(readable_manifest(manifest, documents, everyone)))
+
+
 def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServices:
     from bot.core.answering import Answerer
     from bot.core.config import ChatSettings

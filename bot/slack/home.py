@@ -9,10 +9,8 @@ were left out.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import PurePosixPath
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -27,9 +25,10 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.core.examples import example_questions, folders, title_of
 from bot.core.reindex import ReindexRun, run_text
 from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
-from rag.index.snapshot import FileRecord, Manifest
+from rag.index.snapshot import Manifest
 
 REINDEX_NOW = "home_reindex"
 CONFIRM_DEMOTION = "home_confirm_demotion"
@@ -43,10 +42,8 @@ MAX_FOLDERS = 10
 MAX_TITLES = 15  # per folder
 MAX_PEOPLE = 10
 MAX_DOCUMENTS = 10
-EXAMPLES = 4
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 STATUS = {
     "demoted": "ranks lower for similar questions",
     "pending": "not demoted yet: it needs more people's flags, or an admin's confirmation",
@@ -238,42 +235,6 @@ def _passages(passages: list[dict[str, Any]]) -> list:
 
 
 # ------------------------------------------------------------------------------------------ everyone
-
-
-def folders(manifest: Manifest) -> list[tuple[str, list[tuple[str, FileRecord]]]]:
-    """Top folders with their documents, biggest first; files at the top of a single root go under
-    the root's name."""
-    single_root = PurePosixPath(manifest.roots[0]).name if len(manifest.roots) == 1 else ""
-    groups: dict[str, list[tuple[str, FileRecord]]] = defaultdict(list)
-    for name, record in sorted(manifest.files.items()):
-        head, sep, _ = name.partition("/")
-        groups[head if sep else (single_root or "(top level)")].append((name, record))
-    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-
-
-def title_of(name: str, record: FileRecord) -> str:
-    return (record.title or PurePosixPath(name).stem).strip()
-
-
-def example_questions(manifest: Manifest, count: int = EXAMPLES) -> list[str]:
-    """A few questions about indexed documents: the biggest of each folder in turn, alternating between
-    titles in Chinese and in other languages when there are both."""
-    queues = [sorted(files, key=lambda f: (-f[1].chunks, f[0])) for _, files in folders(manifest)]
-    ordered: list[str] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                title = title_of(*queue.pop(0))
-                if title and title not in ordered:
-                    ordered.append(title)
-    scripts = [[t for t in ordered if _CJK.search(t)], [t for t in ordered if not _CJK.search(t)]]
-    scripts.sort(key=lambda titles: -len(titles))
-    titles: list[str] = []
-    while len(titles) < count and any(scripts):
-        for script in scripts:
-            if script and len(titles) < count:
-                titles.append(script.pop(0))
-    return [f"{t}有哪些要点？" if _CJK.search(t) else f"What are the key points of “{t}”?" for t in titles]
 
 
 def user_home(manifest: Manifest | None, bot_user: str | None = None, notice: str | None = None) -> dict:

@@ -20,15 +20,15 @@ SCHEMA_URL = "https://developer.microsoft.com/en-us/json-schemas/teams/v1.29/Mic
 MANIFEST_VERSION = "1.29"
 ACCENT = (0x2E, 0x5C, 0x8A)
 SCOPES = ["personal", "team", "groupChat"]
+MAX_COMMANDS = 10  # what Teams lists (the 1.29 schema allows 12)
 COMMANDS = [
     {"title": COMMAND,
      "description": "Admins: rebuild the knowledge base from its documents (progress and a report follow)."},
     {"title": SCOPE_COMMAND,
      "description": "Show which document collections this conversation answers from; admins change them with "
                     "`scope hr,public` or `scope reset`."},
-    {"title": "How much is the meal allowance on a business trip?",
-     "description": "Ask anything about the company's documents."},
 ]
+ASK = "Ask anything about the company's documents, in your own words."
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class AppInfo:
     website: str | None = None  # defaults to https://<host>/
     privacy: str | None = None
     terms: str | None = None
+    # Suggested questions (bot.core.examples) about documents everyone in the organisation may read:
+    # the package is listed to all of it.
+    prompts: tuple[str, ...] = ()
 
 
 def manifest(info: AppInfo) -> dict:
@@ -63,10 +66,16 @@ def manifest(info: AppInfo) -> dict:
         "icons": {"color": "color.png", "outline": "outline.png"},
         "accentColor": "#%02X%02X%02X" % ACCENT,
         "bots": [{"botId": info.app_id, "scopes": SCOPES, "isNotificationOnly": False, "supportsFiles": False,
-                  "commandLists": [{"scopes": SCOPES, "commands": COMMANDS}]}],
+                  "commandLists": [{"scopes": SCOPES, "commands": commands(info.prompts)}]}],
         "permissions": ["identity", "messageTeamMembers"],
         "validDomains": [info.host],
     }
+
+
+def commands(prompts: tuple[str, ...]) -> list[dict[str, str]]:
+    """The admin commands, then each suggested question (or, with none, an invitation to ask)."""
+    asked = [{"title": p[:128], "description": ASK} for p in prompts[: MAX_COMMANDS - len(COMMANDS)]]
+    return COMMANDS + (asked or [{"title": "Ask a question", "description": ASK}])
 
 
 def write_package(info: AppInfo, out: Path) -> Path:

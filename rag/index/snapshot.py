@@ -17,6 +17,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -204,8 +205,7 @@ class Snapshot:
     @classmethod
     def load(cls, path: Path) -> Snapshot:
         manifest = read_manifest(path)
-        with open(path / "chunks.jsonl", encoding="utf-8") as lines:
-            chunks = [Chunk.from_dict(json.loads(line)) for line in lines]
+        chunks = list(read_chunks(path))
         dense = DenseIndex.load(path)
         lexical = LexicalIndex.load(path, len(chunks))
         if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count):
@@ -214,6 +214,13 @@ class Snapshot:
             _log.warning("index %s was built before access lists were read: documents' access lists apply "
                          "from the next reindex (`ai-employee index` or /reindex)", manifest.version)
         return cls(path, manifest, chunks, dense, lexical)
+
+
+def read_chunks(path: Path) -> Iterator[Chunk]:
+    """The passages of the snapshot at `path`, in row order (without loading its vectors or BM25)."""
+    with open(path / "chunks.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            yield Chunk.from_dict(json.loads(line))
 
 
 def read_manifest(path: Path) -> Manifest:

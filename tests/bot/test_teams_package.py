@@ -102,3 +102,35 @@ def test_the_package_names_the_real_host_and_your_own_privacy_and_terms_pages(tm
     plain = runner.invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com", "--out",
                                 str(tmp_path / "d.zip"), "--privacy-url", "http://corp.example/privacy"])
     assert plain.exit_code == 1 and "--privacy-url is an https:// address" in plain.output
+
+
+def test_suggested_questions_name_only_documents_everyone_may_read(tmp_path, monkeypatch):
+    """The package is listed to the whole organisation: its suggested questions come from the index's own
+    public documents — never from another collection's or an access-listed one's title."""
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+
+    docs = tmp_path / "docs"
+    (docs / "hr").mkdir(parents=True)
+    (docs / "Parking rules.md").write_text("# Parking rules\n\nVisitors park on level 2.\n", encoding="utf-8")
+    (docs / "年假与请假制度.md").write_text("# 年假与请假制度\n\n员工入职满一年后享受带薪年休假。\n", encoding="utf-8")
+    (docs / "Board minutes.md").write_text("---\naccess: [U0BOSS]\n---\n# Board minutes\n\nA merger is planned.\n",
+                                          encoding="utf-8")
+    (docs / "hr" / "Salary bands.md").write_text("# Salary bands\n\nBand 3 earns more.\n", encoding="utf-8")
+    monkeypatch.setenv("AIE_DATA_DIR", str(tmp_path / "data"))
+    KnowledgeBase.default(Settings(data_dir=tmp_path / "data", _env_file=None)).refresh([docs])
+
+    out = tmp_path / "app.zip"
+    result = CliRunner().invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out) as package:
+        manifest = json.loads(package.read("manifest.json"))
+    titles = [c["title"] for lst in manifest["bots"][0]["commandLists"] for c in lst["commands"]]
+    assert titles[:2] == ["reindex", "scope"]
+    asked = " ".join(titles[2:])
+    assert "Parking rules" in asked and "年假与请假制度" in asked
+    assert "Board minutes" not in asked and "Salary bands" not in asked
+    assert "meal allowance" not in asked, "not the sample handbook's question"
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    assert not list(jsonschema.Draft4Validator(schema).iter_errors(manifest))

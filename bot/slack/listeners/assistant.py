@@ -13,7 +13,7 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import GREETING
-from bot.slack.home import example_questions
+from bot.core.examples import example_questions
 from bot.slack.listeners.conversation import (
     answer_in_thread,
     ask_for_a_question,
