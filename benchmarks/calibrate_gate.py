@@ -67,7 +67,7 @@ def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
                                    pipeline._similarity(q.question, snapshot.version),
                                    terms=pipeline._term_similarity(snapshot.version))
         took = (time.perf_counter() - began) * 1000
-        dense, _ = best_dense(detect_language(q.question), top)
+        dense, _, _ = best_dense(detect_language(q.question), top)
         rows.append({"id": q.id, "answerable": q.answerable, "dense": dense,
                      "coverage": lexical_coverage(q.question, top, snapshot.lexical.idf),
                      **evidence.signals, "evidence_ms": round(took, 2)})

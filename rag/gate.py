@@ -102,9 +102,9 @@ def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], 
     return best
 
 
-def best_dense(language: str, hits: list[Hit]) -> tuple[float, str]:
-    """The best passage's cosine (passages of both languages compared on the question's scale), put on its
-    own language's scale, and that language (rag.scales)."""
+def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
+    """The best passage's cosine put on its own language's scale, that language, and the cosine as it was
+    compared with the other passages' (rag.scales.comparable)."""
     best, best_raw, best_language = -1.0, 0.0, language
     for hit in hits:
         language_of_passage = passage_language(hit.chunk.text)
@@ -112,7 +112,9 @@ def best_dense(language: str, hits: list[Hit]) -> tuple[float, str]:
         value = comparable(raw, language, language_of_passage, "dense")
         if value > best:
             best, best_raw, best_language = value, raw, language_of_passage
-    return on_passage_scale(best_raw, language, best_language, "dense") if hits else 0.0, best_language
+    if not hits:
+        return 0.0, language, 0.0
+    return on_passage_scale(best_raw, language, best_language, "dense"), best_language, best
 
 
 class EvidenceGate:
@@ -147,7 +149,7 @@ class EvidenceGate:
                 return GateDecision(False, f"best reranker score {best:.2f} < {cfg.min_rerank_score:.2f}", signals)
             return GateDecision(True, "reranker found relevant passages", signals)
         language = detect_language(question)
-        dense, scale_language = best_dense(language, top)
+        dense, scale_language, compared = best_dense(language, top)
         if evidence is not None and evidence.best is not None and evidence.language:
             scale_language = evidence.language
         coverage = lexical_coverage(question, top, idf)
@@ -162,8 +164,9 @@ class EvidenceGate:
             if score < model.threshold:
                 return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals, missing)
             return GateDecision(True, "evidence strong enough", signals, missing)
-        combined = cfg.dense_weight * dense + cfg.coverage_weight * coverage
-        threshold = cfg.threshold_zh if scale_language == "zh" else cfg.threshold_en
+        # A threshold set by hand is one number on the question's language's scale: the compared cosine.
+        combined = cfg.dense_weight * compared + cfg.coverage_weight * coverage
+        threshold = cfg.threshold(question)
         signals |= {"combined": round(combined, 4), "threshold": threshold}
         missing = evidence.missing if evidence is not None else ()
         if combined < threshold:
