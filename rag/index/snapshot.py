@@ -6,6 +6,9 @@ Layout under the data dir::
     snapshots/.build-<id>/      a snapshot being written (removed if a run dies)
     CURRENT                     name of the live snapshot, replaced with os.replace
     index.lock                  held by the one indexing run allowed at a time
+
+FAISS and BM25 are imported when a snapshot is loaded or written: reading the manifest
+(`ai-employee status`, the bot's catalogue of documents) needs none of them.
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag.index.dense import DenseIndex
-from rag.index.lexical_index import LexicalIndex
 from rag.lexical import tokenize
 from rag.types import EVERYTHING, Chunk, Scope
+
+if TYPE_CHECKING:
+    from rag.index.dense import DenseIndex
+    from rag.index.lexical_index import LexicalIndex
 
 _log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -204,6 +209,9 @@ class Snapshot:
 
     @classmethod
     def load(cls, path: Path) -> Snapshot:
+        from rag.index.dense import DenseIndex
+        from rag.index.lexical_index import LexicalIndex
+
         manifest = read_manifest(path)
         chunks = list(read_chunks(path))
         dense = DenseIndex.load(path)
@@ -292,6 +300,9 @@ class SnapshotStore:
 
     def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
         """Build the FAISS and BM25 indexes of `build` beside the live snapshot, then publish it."""
+        from rag.index.dense import DenseIndex
+        from rag.index.lexical_index import LexicalIndex
+
         began = time.perf_counter()
         lexical = LexicalIndex.build(build.tokens)
         timings["bm25"] = time.perf_counter() - began

@@ -1,5 +1,8 @@
 """Chat models behind OpenAI-compatible APIs (vLLM, `swift deploy`, llama.cpp, Ollama): streaming,
-deadlines, Qwen3 thinking turned off, and failures turned into one clear error type."""
+deadlines, Qwen3 thinking turned off, and failures turned into one clear error type.
+
+The OpenAI SDK and httpx (about half a second to import) are imported when a model is configured, not with
+this module: the extractive default never loads them."""
 
 from __future__ import annotations
 
@@ -7,10 +10,10 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
-import openai
+if TYPE_CHECKING:
+    import openai
 
 FailureKind = Literal["timeout", "unavailable", "bad_response", "stream_broken"]
 
@@ -96,6 +99,9 @@ _THINK_BLOCK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 class ChatModel:
     def __init__(self, endpoint: Endpoint, *, disable_thinking: bool = True) -> None:
+        import httpx
+        import openai
+
         self.endpoint = endpoint
         self.disable_thinking = disable_thinking
         self._client = openai.AsyncOpenAI(
@@ -125,6 +131,9 @@ class ChatModel:
         self, messages: list[dict[str, str]], *, max_tokens: int = 800, temperature: float = 0.1
     ) -> AsyncIterator[str]:
         """Text deltas as the model produces them; closing the iterator closes the HTTP stream."""
+        import httpx
+        import openai
+
         messages, extra = self._request(messages)
         try:
             stream = await asyncio.wait_for(
@@ -174,6 +183,9 @@ class ChatModel:
 
     async def complete(self, messages: list[dict[str, str]], *, max_tokens: int = 200, temperature: float = 0.0) -> str:
         """One non-streamed reply (used for query rewriting)."""
+        import httpx
+        import openai
+
         messages, extra = self._request(messages)
         try:
             response = await asyncio.wait_for(
@@ -197,6 +209,8 @@ class ChatModel:
         return ModelError(kind, f"model {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}")
 
     def _translate(self, exc: openai.APIError) -> ModelError:
+        import openai
+
         if isinstance(exc, openai.APITimeoutError):
             return self._error("timeout", "timed out")
         if isinstance(exc, openai.APIConnectionError):

@@ -10,8 +10,6 @@ import asyncio
 import json
 from typing import Literal, Protocol
 
-import httpx
-
 from rag.models.chat import Endpoint, ModelError
 
 QWEN3_INSTRUCTION = "Given a question from an employee, judge whether the passage from the company knowledge base answers it"
@@ -39,6 +37,8 @@ def qwen3_pair(query: str, passage: str, instruction: str = QWEN3_INSTRUCTION) -
 
 class _HttpReranker:
     def __init__(self, endpoint: Endpoint) -> None:
+        import httpx  # here, not with the module: the default (no reranker) never loads it
+
         self.endpoint = endpoint
         headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
         self._http = httpx.AsyncClient(
@@ -54,6 +54,8 @@ class _HttpReranker:
         return ModelError(kind, f"reranker {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}")  # type: ignore[arg-type]
 
     async def _post(self, path: str, payload: dict) -> dict:
+        import httpx
+
         try:
             response = await self._http.post(path, json=payload)
         except httpx.TimeoutException:

@@ -1,0 +1,5 @@
+"""The Teams bot's command words, apart from their handlers: the app package lists them without loading
+the Agents SDK (`ai-employee teams-package` stays quick)."""
+
+COMMAND = "reindex"
+SCOPE_COMMAND = "scope"
