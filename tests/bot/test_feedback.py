@@ -94,7 +94,7 @@ def test_two_people_flagging_a_passage_demote_it_for_the_next_similar_question_o
 
 
 def test_an_admins_single_flag_demotes_and_a_members_does_not(bot, slack):
-    message, answer_id = ask(bot, slack, "What happens if I lose my laptop?")
+    message, answer_id = ask(bot, slack, "How do I report a lost laptop or a phishing email?")
     cited = bot.services.feedback.answer(answer_id).citations
     said = vote_on_source(bot, slack, message, 1, "U0PLAIN01", helped=False)
     assert "once another person agrees, or an admin confirms" in said
