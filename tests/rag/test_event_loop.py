@@ -15,7 +15,7 @@ from rag.types import Answer
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAIServer
 
-COPIES = 300  # teams with the handbook's Markdown policies: ~9,000 passages, a load of several 100 ms
+COPIES = 600  # teams with the handbook's Markdown policies: ~18,000 passages, a load of several 100 ms
 
 
 def copy_handbook(docs, copies: int) -> None:
