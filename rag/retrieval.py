@@ -8,7 +8,6 @@ scaled among such passages, and by dense alone when BM25 sees none of them."""
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Hashable

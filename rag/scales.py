@@ -53,11 +53,6 @@ def on_passage_scale(cosine: float, question: str, passage: str, level: Level) -
     return rescale(cosine, (question, passage), (passage, passage), level)
 
 
-def on_question_scale(cosine: float, question: str, passage: str, level: Level) -> float:
-    """As if the passage were in the question's language: comparable with the question's own-language ones."""
-    return rescale(cosine, (question, passage), (question, question), level)
-
-
 def comparable(cosine: float, question: str, passage: str, level: Level) -> float:
     """What ranks passages (and sentences) of both languages against each other for one question: an
     other-language cosine lifted part of the way to its own language's scale (`LIFT`)."""
