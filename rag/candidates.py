@@ -147,9 +147,10 @@ class CandidateFinder:
         if missing and self.work_cache is not None:
             stored = self.work_cache.get_vectors(embedder.model_id, [text_key(t) for t in missing])
             for text in missing:
-                if text_key(text) in stored:
+                vector = stored.get(text_key(text))
+                if vector is not None:
                     key = cache_key("passage-embedding", embedder.model_id, text)
-                    found[key] = stored[text_key(text)].tobytes()
+                    found[key] = vector.tobytes()
                     self.cache.set("passage-embedding", key, found[key], self.ttl)
             missing = [t for t, k in zip(texts, keys) if found[k] is None]
         if missing:

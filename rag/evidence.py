@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 
 from rag.lexical import tokenize, words
 from rag.prompt import detect_language, passage_language
@@ -116,7 +117,7 @@ def gather_evidence(
     else:
         chosen = _shortlist(candidates, budget)
     _score(chosen, sources, similarity, language, languages)
-    missing = _missing_terms(question, question_terms, sources, chosen, idf, terms)
+    missing = _missing_terms(question, language, question_terms, sources, languages, chosen, idf, terms)
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
     top = max(chosen, key=lambda u: u.cosine, default=None)
     evidence.language = languages[top.unit.source] if top else language
@@ -128,23 +129,14 @@ def gather_evidence(
 def _shortlist(candidates: list[ScoredUnit], budget: int) -> list[ScoredUnit]:
     """Up to `budget` units: those of the best passages in reading order, and a quarter of the budget kept
     for the units of later passages that share the most rare words with the question."""
-    reserve = budget // 4
     by_words = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)
-    chosen = list(candidates[: budget - reserve])
-    picked = {id(c) for c in chosen}
-    for c in by_words:
+    chosen: dict[int, ScoredUnit] = {}
+    # The best passages' units first; then the rarest-word ones; a short passage list leaves room for the rest.
+    for c in chain(candidates[: budget - budget // 4], by_words, candidates):
         if len(chosen) >= budget:
             break
-        if id(c) not in picked:
-            chosen.append(c)
-            picked.add(id(c))
-    for c in candidates:  # a short passage list leaves room: fill it in order
-        if len(chosen) >= budget:
-            break
-        if id(c) not in picked:
-            chosen.append(c)
-            picked.add(id(c))
-    return chosen
+        chosen.setdefault(id(c), c)
+    return list(chosen.values())
 
 
 def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,
@@ -152,7 +144,7 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     top = max((s.lexical for s in units), default=0.0) or 1.0
     # Embedded with the passage's title and headings, as passages are indexed: "26 working days" under
     # "Annual leave entitlement" is the entitlement, under "Long service days" an extra.
-    texts = [f"{sources[s.unit.source].context}\n{s.unit.matched_text}" for s in units]
+    texts = [_embedded_text(s, sources) for s in units]
     cosines = similarity(texts) if similarity and units else [0.0] * len(units)
     for scored, cosine in zip(units, cosines):
         scored.raw = float(cosine) if similarity else 0.0
@@ -161,16 +153,21 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     units.sort(key=lambda s: -s.score)
 
 
-def _missing_terms(question: str, question_terms: list[str], sources: list[Chunk], units: list[ScoredUnit],
-                   idf: Idf, terms: TermSimilarity | None) -> tuple[str, ...]:
-    """Key terms of the question — words the knowledge base never uses — that no candidate passage
-    mentions and that the embedded model does not relate to any of the best units. Names and numbers
-    are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
-    language = detect_language(question)
+def _embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
+    """A unit as it is embedded: with its passage's title and headings, as passages are indexed."""
+    return f"{sources[scored.unit.source].context}\n{scored.unit.matched_text}"
+
+
+def _missing_terms(question: str, language: str, question_terms: list[str], sources: list[Chunk],
+                   languages: list[str], units: list[ScoredUnit], idf: Idf,
+                   terms: TermSimilarity | None) -> tuple[str, ...]:
+    """Key terms of the question (in `language`) — words the knowledge base never uses — that no
+    candidate passage mentions and that the embedded model does not relate to any of the best units.
+    Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
     if not sources or terms is None or not units or max(u.cosine for u in units) >= below:
         return ()
-    if passage_language(sources[units[0].unit.source].text) != language:
+    if languages[units[0].unit.source] != language:
         return ()  # the best match is in the other language: its words cannot be compared with the question's
     present: set[str] = set()
     for chunk in sources:
@@ -183,8 +180,8 @@ def _missing_terms(question: str, question_terms: list[str], sources: list[Chunk
     if not unseen:
         return ()
     best = units[:5]
-    texts = [f"{sources[s.unit.source].context}\n{s.unit.matched_text}" for s in best]
-    passages = [passage_language(sources[s.unit.source].text) for s in best]
+    texts = [_embedded_text(s, sources) for s in best]
+    passages = [languages[s.unit.source] for s in best]
     related = same_language_threshold(RELATED_TERM, language, "sentence")
     surfaces = list(dict.fromkeys(_surface(question, t) for t in unseen))
     surfaces = [w for w in surfaces if w.lower() not in _asking()]

@@ -105,6 +105,8 @@ def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], 
 def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
     """The best passage's cosine put on its own language's scale, that language, and the cosine as it was
     compared with the other passages' (rag.scales.comparable)."""
+    if not hits:
+        return 0.0, language, 0.0
     best, best_raw, best_language = -1.0, 0.0, language
     for hit in hits:
         language_of_passage = passage_language(hit.chunk.text)
@@ -112,8 +114,6 @@ def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
         value = comparable(raw, language, language_of_passage, "dense")
         if value > best:
             best, best_raw, best_language = value, raw, language_of_passage
-    if not hits:
-        return 0.0, language, 0.0
     return on_passage_scale(best_raw, language, best_language, "dense"), best_language, best
 
 
@@ -154,13 +154,13 @@ class EvidenceGate:
             scale_language = evidence.language
         coverage = lexical_coverage(question, top, idf)
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
+        missing = evidence.missing if evidence is not None else ()
         # Cosines are on the passage language's scale (rag.scales): that language's model reads them.
         model = cfg.models[scale_language]
         if cfg.use_evidence and (evidence is not None or not set(model.weights) & SENTENCE_SIGNALS):
             signals.update(evidence.signals if evidence is not None else {})
             score = model.score(signals)
             signals |= {"answerability": round(score, 4), "threshold": model.threshold}
-            missing = evidence.missing if evidence is not None else ()
             if score < model.threshold:
                 return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals, missing)
             return GateDecision(True, "evidence strong enough", signals, missing)
@@ -168,7 +168,6 @@ class EvidenceGate:
         combined = cfg.dense_weight * compared + cfg.coverage_weight * coverage
         threshold = cfg.threshold(question)
         signals |= {"combined": round(combined, 4), "threshold": threshold}
-        missing = evidence.missing if evidence is not None else ()
         if combined < threshold:
             return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals, missing)
         return GateDecision(True, "evidence strong enough", signals, missing)

@@ -122,6 +122,20 @@ def _minmax(by_row: dict[int, float], rows: list[int]) -> dict[int, float]:
     return {row: float(value) for row, value in zip(rows, scaled)}
 
 
+def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, float], language: str,
+            languages: dict[Hashable, str]) -> dict[str, dict[Hashable, float]]:
+    """`exact` with each other-language passage's cosine lifted toward its language's own scale
+    (rag.scales.comparable): across languages the embedded model scores every passage lower, so without
+    this a question's own-language passages outrank the other language's answer."""
+    if not foreign or "dense" not in exact:
+        return exact
+    dense = dict(exact["dense"])
+    for key in foreign:
+        if key in dense:
+            dense[key] = comparable(dense[key], language, languages[key], "dense")
+    return {**exact, "dense": dense}
+
+
 def cross_language_query(query: str, language: str) -> str:
     """What of `query` can match a passage in another language: for a Chinese question its Latin-script
     and digit text (names, numbers, codes); an English question's words already are that (a Chinese
@@ -255,10 +269,12 @@ class Retriever:
         if mode == "hybrid" and self.fusion.method == "scores":
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
             exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
-            foreign = self._foreign(snapshot, keys, query, found["vector"], exact) if keys else {}
-            fused = score_fusion(rankings, self._on_scale(exact, foreign, query, snapshot), weights, foreign)[:top_k]
-            fused = [(key, score, rank, {**raw, **({"dense": exact["dense"][key]} if key in exact.get("dense", {}) else {})})
-                     for key, score, rank, raw in fused]  # the cosine as measured: the gate maps it itself
+            language, languages = detect_language(query), self._languages.of(snapshot, keys)
+            foreign = self._foreign(snapshot, keys, query, language, languages, found["vector"], exact)
+            fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign)[:top_k]
+            # Each hit shows the scores as measured (the gate puts the cosine on its own scale itself).
+            fused = [(key, score, rank, {name: exact[name].get(key, 0.0) for name in exact})
+                     for key, score, rank, _ in fused]
         else:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
         chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
@@ -266,12 +282,12 @@ class Retriever:
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
 
-    def _foreign(self, snapshot: SearchIndex, keys: list[Hashable], query: str, vector: np.ndarray,
+    @staticmethod
+    def _foreign(snapshot: SearchIndex, keys: list[Hashable], query: str, language: str,
+                 languages: dict[Hashable, str], vector: np.ndarray,
                  exact: dict[str, dict[Hashable, float]]) -> dict[Hashable, float]:
-        """The candidates in another language than `query`, with their BM25 score on the tokens that can
-        match across languages."""
-        language = detect_language(query)
-        languages = self._languages.of(snapshot, keys)
+        """The candidates in another language than `query` (in `language`), with their BM25 score on the
+        tokens that can match across languages."""
         foreign = [key for key in keys if languages.get(key, language) != language]
         if not foreign:
             return {}
@@ -282,21 +298,6 @@ class Retriever:
             return dict.fromkeys(foreign, 0.0)
         scores = snapshot.exact_scores(foreign, vector, cross, None)["bm25"]
         return {key: scores.get(key, 0.0) for key in foreign}
-
-    def _on_scale(self, exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, float], query: str,
-                  snapshot: SearchIndex) -> dict[str, dict[Hashable, float]]:
-        """Dense scores with each other-language passage's cosine put on the question language's scale
-        (rag.scales): across languages the embedded model scores every passage lower, so without this a
-        question's own-language passages outrank the other language's answer."""
-        if not foreign or "dense" not in exact:
-            return exact
-        language = detect_language(query)
-        languages = self._languages.of(snapshot, list(foreign))
-        dense = dict(exact["dense"])
-        for key in foreign:
-            if key in dense and key in languages:
-                dense[key] = comparable(dense[key], language, languages[key], "dense")
-        return {**exact, "dense": dense}
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
