@@ -1,0 +1,101 @@
+"""What every connector offers and returns.
+
+A connector keeps one source's documents in a folder (`Fetched.root`): a git checkout, a crawled site's
+pages, a Confluence space's pages and attachments. The indexer reads that folder like any other, with
+the metadata the connector knows better than the files (`DocumentMeta`: the page's URL, version, date,
+access list, its place in a page tree). A listing that fails, or stops short, raises `SourceError` or
+returns `complete=False`: then nothing the mirror holds is deleted, so the last good documents keep serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+# How a passage's footnote points into the document's URL (rag.sources.anchors):
+#   "plain"     the URL as it is
+#   "fragment"  a web page: a text fragment (#:~:text=…) of the cited passage
+#   "heading"   a Confluence page: the anchor of the cited heading
+#   "lines"     a file on a git web view: #L<first>-L<last> of the cited passage
+#   "template"  the URL has {path} and {page} to fill (a folder source's `url`)
+LinkStyle = Literal["plain", "fragment", "heading", "lines", "template"]
+
+Progress = Callable[[int, int, str], None]  # done, total (0: unknown), what is being fetched
+
+
+@dataclass(frozen=True)
+class DocumentMeta:
+    """What a source says of one of its documents; None leaves the file's own value (front matter, PDF
+    metadata, file time). Everything here is part of what the index compares: a change re-indexes it."""
+
+    url: str | None = None
+    link: LinkStyle = "plain"
+    title: str | None = None
+    version: str | None = None  # a page version, a commit
+    date: str | None = None  # ISO date (YYYY-MM-DD or a full timestamp)
+    access: tuple[str, ...] | None = None  # ids allowed to read it (rag.access); None: as the file says
+    headings: tuple[str, ...] = ()  # put before the document's own headings (a page's ancestors)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), "plain")}
+        for key in ("access", "headings"):
+            if key in data:
+                data[key] = list(data[key])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DocumentMeta:
+        values = dict(data)
+        for key in ("access", "headings"):
+            if key in values and values[key] is not None:
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+
+@dataclass
+class Fetched:
+    """A connector's fetch: the folder to index and what became of the source's documents."""
+
+    root: Path  # the folder holding the documents (names under it are the documents' names)
+    documents: dict[str, DocumentMeta] = field(default_factory=dict)  # name under root → metadata
+    complete: bool = True  # False: the listing stopped short; what was not seen was kept, not removed
+    changed: list[str] = field(default_factory=list)  # names fetched anew (added or changed)
+    removed: list[str] = field(default_factory=list)  # names the source no longer has (deleted from the mirror)
+    kept: dict[str, str] = field(default_factory=dict)  # name → why its last good copy was kept (e.g. a 500)
+    calls: int = 0  # requests made to the source (API calls, HTTP requests, git fetches)
+    state: dict[str, Any] = field(default_factory=dict)  # what the next fetch needs to be incremental
+    version: str = ""  # the source's own version when it has one (a git commit)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """`sources check`: the source reached and authenticated, its documents counted; nothing changed."""
+
+    ok: bool
+    documents: int | None = None
+    detail: str = ""  # one line: what was reached, or what failed and what to fix
+
+
+class SourceError(RuntimeError):
+    """A source that could not be listed or reached. The message is safe to show an admin (never a token)
+    and names what to fix: "Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN"."""
+
+    def __init__(self, message: str, *, variable: str | None = None, retry_after: float | None = None,
+                 transient: bool = False) -> None:
+        super().__init__(message)
+        self.variable = variable  # the environment variable to fix, when one is at fault
+        self.retry_after = retry_after  # seconds the source asked us to wait (429 Retry-After)
+        self.transient = transient  # worth retrying soon (a timeout, a 5xx), unlike a refused token
+
+
+class Connector(Protocol):
+    """One source. `fetch` brings `workdir` (the source's own folder, kept between runs) up to date and is
+    given the `state` its previous fetch returned ({} the first time)."""
+
+    name: str
+
+    def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched: ...
+
+    def check(self) -> CheckReport: ...
