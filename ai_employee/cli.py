@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
+from ai_employee.sources_cli import sources_app
 from ai_employee.noise import quiet_libraries
 from ai_employee.output import fail, knowledge_base, print_json, require_index, settings, stdout
 from ai_employee.progress import counter, index_progress, stderr
@@ -53,7 +54,8 @@ def _setup_logging() -> None:
 def _print_report(report: IndexReport) -> None:
     if report.up_to_date:
         stdout.print(f"[green]Index is up to date[/] (snapshot {report.version}, {report.chunks} chunks)")
-        stdout.print(f"  roots: {', '.join(report.roots)}")
+        if report.roots:
+            stdout.print(f"  roots: {', '.join(report.roots)}")
         return
     t = report.timings
     stdout.print(
@@ -67,7 +69,8 @@ def _print_report(report: IndexReport) -> None:
         + f" · newly embedded chunks {report.embedded} "
         f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"
     )
-    stdout.print(f"  roots: {', '.join(report.roots)}")
+    if report.roots:
+        stdout.print(f"  roots: {', '.join(report.roots)}")
     stdout.print(
         "  time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in t.items() if seconds >= 0.05)
     )
@@ -290,10 +293,8 @@ def eval_(
 
 def _unknown_collections(kb: KnowledgeBase, scope: Scope) -> tuple[list[str], list[str]]:
     """The collections `scope` names that the live index does not have, and the ones it has."""
-    from rag.types import collection_of
-
     manifest = kb.store.current_manifest()
-    known = sorted({collection_of(name) for name in manifest.files}) if manifest else []
+    known = sorted({manifest.collection(name) for name in manifest.files}) if manifest else []
     return sorted((scope.collections or set()) - set(known)), known
 
 
@@ -607,6 +608,7 @@ def teams_package(
 
 
 app.add_typer(feedback_app, name="feedback")
+app.add_typer(sources_app, name="sources")
 
 
 def main() -> None:

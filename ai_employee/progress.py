@@ -58,7 +58,7 @@ class IndexProgressView:
         self._state: dict[str, tuple[int, int]] = {}
 
     def __call__(self, event: IndexProgress) -> None:
-        label = {"parse": "files", "embed": "embeddings", "build": "index", "done": "index"}[event.stage]
+        label = {"fetch": "sources", "parse": "files", "embed": "embeddings", "build": "index", "done": "index"}[event.stage]
         if self._plain:
             self._state[label] = (event.done, event.total)
             now = time.monotonic()

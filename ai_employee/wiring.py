@@ -116,6 +116,40 @@ class KnowledgeBase:
         return report
 
     @property
+    def sources_dir(self) -> Path:
+        """Where each source's fetched documents and sync state are kept (beside the index's snapshots)."""
+        return self.index_dir.parent / "sources"
+
+    @cached_property
+    def sources(self) -> list:
+        """The sources AIE_SOURCES_FILE declares ([] without the file); SourcesFileError when it is wrong."""
+        from rag.sources.config import load_sources
+
+        return load_sources(self.settings.sources_file)
+
+    def source_sync(self, loader: DocumentLoader, by: str = ""):
+        """The declared sources' sync, building with `loader` under the index lock."""
+        from rag.sources.state import StateStore
+        from rag.sources.sync import SourceSync
+
+        builder = self.builder(loader, by)
+        return SourceSync(self.sources, StateStore(self.sources_dir), builder.build_sources,
+                          builder.lock, self.store.current_manifest)
+
+    def sync(self, names: list[str] | None = None, *, allow_mass_delete: bool = False, by: str = "",
+             progress: Callable[[IndexProgress], None] | None = None):
+        """Sync the named sources (all when None) and tell the other replicas of a new version."""
+        loader = self.loader()
+        try:
+            report = self.source_sync(loader, by).sync(names, allow_mass_delete=allow_mass_delete, by=by,
+                                                       progress=progress)
+        finally:
+            loader.close()
+        if report.index is not None and not report.index.up_to_date and self.versions is not None:
+            self.versions.announce(report.index.version)
+        return report
+
+    @property
     def scope(self) -> str:
         """What names this knowledge base in Redis: replicas serving the same index share it — the same
         Milvus alias (wherever the replicas run), or with FAISS the same index path."""

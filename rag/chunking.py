@@ -74,7 +74,7 @@ class Chunker:
                         doc_date=doc.modified,
                         url=doc.url,
                         lead=lead,
-                        collection=collection_of(doc.file),
+                        collection=doc.collection or collection_of(doc.file),
                         access=doc.access,
                     )
                 )
@@ -83,7 +83,7 @@ class Chunker:
     def _sections(self, doc: ParsedDocument, text: str, starts: list[int]) -> list[_Section]:
         sections: list[_Section] = []
         stack: list[tuple[int, str]] = []
-        current = _Section((), [])
+        current = _Section(doc.headings, [])
         for block, start in zip(doc.blocks, starts):
             if block.kind == "heading":
                 if current.units:
@@ -93,7 +93,7 @@ class Chunker:
                 stack.append((block.level, block.text.strip()))
                 titles = {doc.title, doc.title_heading}  # the document's name is not a section of it
                 path = tuple(title for _, title in stack if title and title not in titles)
-                current = _Section(path, [])
+                current = _Section(doc.headings + path, [])
                 continue
             end = start + len(block.text)
             if block.kind == "table":

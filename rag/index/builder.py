@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
 from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.sources.base import DocumentMeta
 from rag.parsing.loader import (
     DATE_FROM_GIT,
     METADATA_VERSION,
@@ -41,6 +43,34 @@ _log = logging.getLogger(__name__)
 
 class EmptyIndexError(RuntimeError):
     """Nothing indexable was found; the live snapshot is kept."""
+
+
+INDEXED_FOLDERS = "the folders indexed with `ai-employee index`"
+
+
+class MassDeleteRefused(RuntimeError):
+    """A sync would take more than half of a source's documents out of the index: nothing is published
+    until an admin allows it (`allow_mass_delete`)."""
+
+    def __init__(self, source: str, removing: int, total: int) -> None:
+        super().__init__(f"the sync of {source} would remove {removing} of its {total} documents; nothing was "
+                         "changed (allow it with --allow-mass-delete)")
+        self.source, self.removing, self.total = source, removing, total
+
+
+@dataclass(frozen=True)
+class SourceRoot:
+    """A declared source as the builder reads it: the folder its connector keeps and what the source says of
+    each document there. With `reuse`, its documents are taken from the live index as they are (it was not
+    fetched this time, or its fetch failed) and its folder is read only when the live index cannot serve."""
+
+    name: str
+    path: Path
+    collection: str
+    type: str = "folder"
+    documents: Mapping[str, DocumentMeta] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    reuse: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,18 +157,38 @@ class IndexBuilder:
         with self.lock() as held:
             return self._build(roots, exclude, progress or (lambda _: None), held)
 
+    def build_sources(
+        self,
+        sources: list[SourceRoot],
+        progress: Callable[[IndexProgress], None] | None = None,
+        *,
+        allow_mass_delete: bool = False,
+        held: object = None,
+    ) -> IndexReport:
+        """Index the declared `sources` (every one: a source left out loses its documents). `held`: the
+        lock, when the caller took it (rag.sources.sync fetches under it), else it is taken here."""
+        if held is not None:
+            return self._build(None, None, progress or (lambda _: None), held, sources, allow_mass_delete)
+        with self.lock() as taken:
+            return self._build(None, None, progress or (lambda _: None), taken, sources, allow_mass_delete)
+
     def _build(
         self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None],
-        held: object = None,
+        held: object = None, declared: list[SourceRoot] | None = None, allow_mass_delete: bool = False,
     ) -> IndexReport:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         stale = self.store.remove_stale_builds()
         previous = self._previous_snapshot()
         prev_manifest = previous.manifest if previous else None
-        if roots is None:
+        if declared is not None:
+            roots, exclude = [], []
+        elif roots is None:
             if prev_manifest is None:
                 raise ValueError("no folder given and no previous index to refresh; pass the documents' PATH")
+            if prev_manifest.sources:
+                raise ValueError("this index is built from the sources in AIE_SOURCES_FILE: run "
+                                 "`ai-employee sources sync` to refresh it")
             roots = [Path(r) for r in prev_manifest.roots]
             exclude = prev_manifest.exclude if exclude is None else exclude
         roots = [r.resolve() for r in roots]
@@ -153,19 +203,25 @@ class IndexBuilder:
             for chunk in previous.chunks:
                 prev_by_file.setdefault(chunk.file, []).append(chunk)
 
-        sources, passed = discover(roots, exclude)
+        carried: list[_FileResult] = []
+        if declared is None:
+            sources, passed = discover(roots, exclude)
+        else:
+            sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
         began = time.perf_counter()
-        git_dates = commit_dates(roots, (s.path for s in sources))
+        git_dates = commit_dates(roots or [s.path for s in declared or () if s.path.exists()],
+                                 (s.path for s in sources))
         timings["git_dates"] = time.perf_counter() - began
         report = IndexReport(
             version="",
             previous_version=prev_manifest.version if prev_manifest else None,
             roots=[str(r) for r in roots],
-            files=len(sources),
+            files=len(sources) + len(carried),
             skipped=dict(passed),
             embedder=self.embedder.model_id,
             rebuild_reason=rebuild_reason,
             stale_builds_removed=stale,
+            unchanged=len(carried),
         )
         pipeline = EmbedPipeline(
             self.embedder,
@@ -187,10 +243,14 @@ class IndexBuilder:
         report.embedded = pipeline.embedded
         report.embed_busy = pipeline.busy_fraction
 
+        results = carried + results
         chunks = [c for r in results for c in r.chunks]
         prev_files = set(prev_manifest.files) if prev_manifest else set()
         report.removed = sorted(prev_files - {r.source.rel for r in results})
-        if prev_manifest is not None:
+        declared_sources = _declared(declared, prev_manifest)
+        if declared is not None and not allow_mass_delete:
+            _refuse_mass_delete(report.removed, prev_manifest)
+        if prev_manifest is not None and declared is None:
             _match_refiled(report, results, prev_manifest)
         if (
             previous is not None
@@ -198,6 +258,7 @@ class IndexBuilder:
             and not (report.added or report.changed or report.removed or report.metadata_updated or report.refiled)
             and prev_manifest.roots == report.roots
             and prev_manifest.exclude == exclude
+            and prev_manifest.sources == declared_sources
         ):
             report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
             report.dense_index = prev_manifest.dense_index
@@ -205,12 +266,14 @@ class IndexBuilder:
             progress(IndexProgress("done", 1, 1, previous.version))
             return report
         if not chunks:
+            where = ", ".join(report.roots) or ", ".join(s.name for s in declared or ()) or "the sources"
             raise EmptyIndexError(
-                f"nothing to index under {', '.join(report.roots)}: {len(report.skipped)} file(s) skipped; "
+                f"nothing to index under {where}: {len(report.skipped)} file(s) skipped; "
                 "the previous index (if any) is still serving"
             )
         progress(IndexProgress("build", 0, 1, f"{len(chunks)} chunks"))
         build = self._assemble(chunks, results, roots, exclude, report.skipped, timings)
+        build.manifest.sources = declared_sources
         if reuse_chunks:
             build.previous = previous
             build.touched_files = {*report.added, *report.changed, *report.metadata_updated}
@@ -313,6 +376,9 @@ class IndexBuilder:
         sidecar = read_sidecar(source.path)
         # The access list is part of what the file says: changing it re-indexes the file.
         digest = hashlib.sha256(data if sidecar is None else data + b"\0access\0" + sidecar).hexdigest()
+        if source.source:  # what the source says of it (its URL, version, readers…) is part of it too
+            said = json.dumps([source.collection, source.meta.to_dict() if source.meta else {}], sort_keys=True)
+            digest = hashlib.sha256(f"{digest}\0source\0{said}".encode()).hexdigest()
         prev = prev_manifest.files.get(source.rel) if prev_manifest else None
         if reuse_chunks and prev is not None and prev.hash == digest and source.rel in prev_by_file:
             if prev.metadata_version == METADATA_VERSION:
@@ -325,12 +391,14 @@ class IndexBuilder:
                 raise SkipFile(f"{source.rel}.access: {exc}") from None
             if len(doc.access) > MAX_IDS:
                 raise SkipFile(f"access lists hold more than {MAX_IDS} ids in all")
+        if source.source:
+            _apply_source(doc, source)
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")
         record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
                             version=doc.version, date=doc.modified, date_source=doc.date_source,
-                            metadata_version=METADATA_VERSION)
+                            metadata_version=METADATA_VERSION, source=source.source, collection=source.collection)
         # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
         upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
         return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
@@ -438,3 +506,72 @@ def _match_refiled(report: IndexReport, results: list[_FileResult], prev_manifes
         (report.refiled if same else report.changed).append(new)
     report.added = [r for r in report.added if r in added]
     report.removed = sorted(removed)
+
+
+def _apply_source(doc, source: SourceFile) -> None:
+    """What the source says of a document wins over what its file says; its collection is the source's."""
+    doc.collection = source.collection
+    meta = source.meta
+    if meta is None:
+        return
+    if meta.url and meta.link != "template":  # a template is filled per passage
+        doc.url = meta.url
+    doc.title = meta.title or doc.title
+    doc.version = meta.version or doc.version
+    if meta.date:
+        doc.modified, doc.date_source = meta.date[:10], "source"
+    if meta.access is not None:
+        doc.access = merge_access(tuple(i.lower() for i in meta.access)) if meta.access else ()
+    doc.headings = tuple(h for h in meta.headings if h)
+
+
+def _discover_sources(
+    declared: list[SourceRoot], prev_manifest: Manifest | None, prev_by_file: dict[str, list[Chunk]],
+) -> tuple[list[SourceFile], dict[str, str], list[_FileResult]]:
+    """The files of each declared source, named `<source>/<path in its folder>`, and the documents of the
+    sources reused as the live index has them (their folders are not read)."""
+    found: list[SourceFile] = []
+    passed: dict[str, str] = {}
+    carried: list[_FileResult] = []
+    for root in declared:
+        prefix = root.name + "/"
+        if root.reuse and prev_manifest is not None:
+            owned = {name: rec for name, rec in prev_manifest.files.items() if rec.source == root.name}
+            if owned and all(name in prev_by_file for name in owned):
+                for name, record in owned.items():
+                    carried.append(_FileResult(SourceFile(Path(root.path, name[len(prefix):]), name, root.name,
+                                                          root.collection), record.hash, prev_by_file[name], record))
+                continue
+        if not root.path.is_dir():
+            passed[prefix] = f"the folder of source {root.name} is missing; nothing of it is indexed"
+            continue
+        files, skipped = discover([root.path], list(root.exclude))
+        for file in files:
+            meta = root.documents.get(file.rel)
+            found.append(SourceFile(file.path, prefix + file.rel, root.name, root.collection, meta))
+        passed.update({prefix + name: why for name, why in skipped.items()})
+    return found, passed, carried
+
+
+def _declared(declared: list[SourceRoot] | None, prev_manifest: Manifest | None) -> dict[str, dict[str, str]]:
+    """The manifest's record of the declared sources (kept from the live index for a plain `index` run)."""
+    if declared is None:
+        return {}
+    return {root.name: {"type": root.type, "collection": root.collection, "root": str(root.path)} for root in declared}
+
+
+def _refuse_mass_delete(removed: list[str], prev_manifest: Manifest | None) -> None:
+    """More than half of a source's documents leaving the index at once is refused (a source no longer
+    declared loses all of them; so do the folders an earlier `index PATH` indexed, when sources take over)."""
+    if prev_manifest is None or not removed:
+        return
+    totals: dict[str, int] = {}
+    for record in prev_manifest.files.values():
+        totals[record.source] = totals.get(record.source, 0) + 1
+    leaving: dict[str, int] = {}
+    for name in removed:
+        source = prev_manifest.files[name].source
+        leaving[source] = leaving.get(source, 0) + 1
+    for source, count in sorted(leaving.items()):
+        if count * 2 > totals[source]:
+            raise MassDeleteRefused(source or INDEXED_FOLDERS, count, totals[source])

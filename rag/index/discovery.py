@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rag.access import is_sidecar
 from rag.parsing.loader import is_candidate
+from rag.sources.base import DocumentMeta
 from rag.types import collection_of
 
 
@@ -16,6 +17,9 @@ from rag.types import collection_of
 class SourceFile:
     path: Path
     rel: str  # forward-slash path relative to its root (prefixed by the root's name when several)
+    source: str = ""  # the declared source it belongs to (rag.sources); "" for a folder given to `index`
+    collection: str = ""  # the source's collection; "": the first folder under the root decides
+    meta: DocumentMeta | None = None  # what the source says of the document, over the file's own metadata
 
 
 def read_exclude_file(path: Path) -> list[str]:

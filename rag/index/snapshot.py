@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.lexical import tokenize
-from rag.types import EVERYTHING, Chunk, Scope
+from rag.types import EVERYTHING, Chunk, Scope, collection_of
 
 if TYPE_CHECKING:
     from rag.index.dense import DenseIndex
@@ -67,6 +67,8 @@ class FileRecord:
     date: str = ""  # the document's date…
     date_source: str = ""  # …and where it came from: "document", "file name", "git" or "file time"
     metadata_version: int = 0  # how the metadata was read (rag.parsing.loader.METADATA_VERSION)
+    source: str = ""  # the declared source (rag.sources) it came from; "" for a folder given to `index`
+    collection: str = ""  # its collection when a source declares it ("": the first folder of its name)
 
 
 @dataclass
@@ -84,6 +86,15 @@ class Manifest:
     skipped: dict[str, str] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     format: int = FORMAT_VERSION
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)  # declared source -> type, collection, root
+
+    def collection(self, name: str) -> str:
+        """The collection of the indexed file `name` (also when it is no longer indexed, by its source)."""
+        record = self.files.get(name)
+        if record is not None and record.collection:
+            return record.collection
+        source = self.sources.get(name.split("/", 1)[0]) if self.sources else None
+        return source["collection"] if source else collection_of(name)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=1)

@@ -64,17 +64,20 @@ def may_show(documents: Documents | None, scope: Scope, file: str, where_answere
     return scope.allows(chunk)
 
 
-def visible_files(documents: Documents | None, scope: Scope) -> Callable[[str], bool]:
+def visible_files(documents: Documents | None, scope: Scope,
+                  collection: Callable[[str], str] | None = None) -> Callable[[str], bool]:
     """Whether a file's name may be shown to `scope` (a reindex report): a document of the live index when
     `scope` may read it; a file the index does not hold (removed, skipped) when its collection is one of the
     scope's. Such a file's access list is no longer known, so a removed access-listed document's name may
-    still show in a channel of its collection: a name only, never its text."""
+    still show in a channel of its collection: a name only, never its text. `collection`: a file's collection
+    as the manifest knows it (a declared source's, Manifest.collection); else by its first folder."""
     known = documents or {}
+    collection = collection or collection_of
 
     def visible(file: str) -> bool:
         chunk = known.get(file)
         if chunk is not None:
             return scope.allows(chunk)
-        return scope.collections is None or collection_of(file) in scope.collections
+        return scope.collections is None or collection(file) in scope.collections
 
     return visible

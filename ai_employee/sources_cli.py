@@ -1,0 +1,157 @@
+"""`ai-employee sources …`: the declared sources (AIE_SOURCES_FILE), how their syncs went, and syncing or
+checking them now."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ai_employee.output import fail, knowledge_base, print_json, stdout
+from ai_employee.progress import index_progress, stderr
+
+if TYPE_CHECKING:
+    from ai_employee.wiring import KnowledgeBase
+    from rag.sources.sync import SyncReport
+
+sources_app = typer.Typer(no_args_is_help=True, help="The knowledge sources: list, sync and check them.")
+NAMES = typer.Argument(help="Source names (default: every declared source).")
+
+
+def _kb() -> KnowledgeBase:
+    from rag.sources.config import SourcesFileError
+
+    kb = knowledge_base()
+    if kb.settings.sources_file is None:
+        fail("no sources are declared: set AIE_SOURCES_FILE to a sources file (see the README, \"Sources\")")
+    try:
+        kb.sources
+    except SourcesFileError as exc:
+        fail(str(exc), code=2)
+    return kb
+
+
+def _when(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else ""
+
+
+def source_rows(kb: KnowledgeBase) -> list[dict]:
+    """Each declared source with how its syncs went: what `sources list --json` prints."""
+    from rag.sources.state import StateStore
+
+    states, now, rows = StateStore(kb.sources_dir), time.time(), []
+    for spec in kb.sources:
+        status = states.load(spec.name).status
+        at = status.next_run(spec.every)
+        rows.append({
+            "name": spec.name, "type": spec.type, "collection": spec.collection, "documents": status.documents,
+            "every_seconds": spec.every, "watch": bool(getattr(spec, "watch", False)),
+            "last_sync": _when(status.last_success), "last_attempt": _when(status.last_attempt),
+            "last_error": status.last_error, "error_variable": status.error_variable, "failures": status.failures,
+            "next_run": "on demand" if at is None else ("now" if at <= now else _when(at)),
+        })
+    return rows
+
+
+@sources_app.command("list")
+def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Every declared source: type, collection, documents, last sync, last error and next run."""
+    rows = source_rows(_kb())
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(show_lines=False)
+    for column in ("source", "type", "collection", "documents", "last sync", "next run", "last error"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        upcoming = "watching" if row["watch"] else row["next_run"]
+        table.add_row(row["name"], row["type"], row["collection"], str(row["documents"]), row["last_sync"] or "never",
+                      upcoming, escape(row["last_error"]))
+    stdout.print(table)
+
+
+def _outcome_dict(report: SyncReport) -> dict:
+    sources = {}
+    for name, outcome in report.sources.items():
+        fetched = outcome.fetched
+        sources[name] = {"ok": outcome.ok, "error": outcome.error, "error_variable": outcome.variable,
+                         "seconds": round(outcome.seconds, 3),
+                         **({"fetched": len(fetched.changed), "removed": fetched.removed, "kept": fetched.kept,
+                             "complete": fetched.complete, "calls": fetched.calls} if fetched else {})}
+    return {"ok": report.ok, "sources": sources, "index": report.index.to_dict() if report.index else None}
+
+
+@sources_app.command("sync")
+def sources_sync(
+    names: Annotated[Optional[list[str]], NAMES] = None,
+    allow_mass_delete: Annotated[bool, typer.Option(
+        "--allow-mass-delete", help="Publish even when a source would lose more than half of its documents.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Fetch the sources and publish what changed (the old index serves until the new one is ready).
+    A source that fails keeps its last good documents; exits 1 when any source failed."""
+    from rag.index.builder import MassDeleteRefused
+    from rag.sources.sync import UnknownSource
+
+    kb = _kb()
+    try:
+        with index_progress(sys.stderr.isatty() or not as_json) as view:
+            report = kb.sync(names, allow_mass_delete=allow_mass_delete, by="the command line", progress=view)
+    except UnknownSource as exc:
+        fail(str(exc), code=2)
+    except MassDeleteRefused as exc:
+        fail(f"{exc}: run again with --allow-mass-delete to publish it")
+    except (ValueError, RuntimeError) as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(_outcome_dict(report))
+    else:
+        _print_sync(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _print_sync(report: SyncReport) -> None:
+    from ai_employee.cli import _print_report
+
+    for name, outcome in report.sources.items():
+        if not outcome.ok:
+            stdout.print(f"[bold red]✗ {escape(name)}[/]: {escape(outcome.error)}")
+            continue
+        f = outcome.fetched
+        kept = f" · kept {len(f.kept)} (failed to fetch)" if f.kept else ""
+        short = "" if f.complete else " · listing cut short: nothing unseen was removed"
+        stdout.print(f"[green]✓ {escape(name)}[/]: fetched {len(f.changed)} · removed {len(f.removed)}{kept}{short} "
+                     f"· {f.calls} requests · {outcome.seconds:.1f} s")
+    if report.index is not None:
+        _print_report(report.index)
+
+
+@sources_app.command("check")
+def sources_check(
+    names: Annotated[Optional[list[str]], NAMES] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Reach and authenticate each source and count its documents; changes nothing. Exits 1 on a failure."""
+    from rag.sources.state import StateStore
+    from rag.sources.sync import SourceSync, UnknownSource
+
+    kb = _kb()
+    sync = SourceSync(kb.sources, StateStore(kb.sources_dir), build=None, lock=None, manifest=lambda: None)
+    try:
+        results = sync.check(names)
+    except UnknownSource as exc:
+        fail(str(exc), code=2)
+    if as_json:
+        print_json({name: {"ok": r.ok, "documents": r.documents, "detail": r.detail} for name, r in results.items()})
+    else:
+        for name, result in results.items():
+            mark = "[green]✓" if result.ok else "[bold red]✗"
+            count = "" if result.documents is None else f" ({result.documents} document{'' if result.documents == 1 else 's'})"
+            stdout.print(f"{mark} {escape(name)}[/]{count}: {escape(result.detail)}")
+    if not all(r.ok for r in results.values()):
+        raise typer.Exit(1)

@@ -1,0 +1,211 @@
+"""Syncing the declared sources: each connector brings its folder up to date, then one index build takes
+every source in and publishes a new version.
+
+A source whose fetch failed keeps its documents as the live index has them (nothing is deleted on a
+failed or partial listing); a source that would lose more than half of its documents is held back the same
+way until an admin allows it, so the other sources' changes still publish. Syncs run one at a time, under
+the index lock (across replicas when Redis is configured).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
+from rag.index.snapshot import Manifest
+from rag.sources.base import CheckReport, Connector, Fetched, SourceError
+from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
+from rag.sources.state import SourceState, StateStore
+
+_log = logging.getLogger(__name__)
+Spec = FolderSource | GitSource | WebSource | ConfluenceSource
+UNEXPECTED = "something unexpected went wrong (the details are in the bot's log)"
+
+
+def make_connector(spec: Spec) -> Connector:
+    """The connector of a source's type (imported only when a source of that type is declared)."""
+    if isinstance(spec, FolderSource):
+        from rag.sources.folder import FolderConnector
+
+        return FolderConnector(spec)
+    if isinstance(spec, GitSource):
+        from rag.sources.git import GitConnector
+
+        return GitConnector(spec)
+    if isinstance(spec, WebSource):
+        from rag.sources.web import WebConnector
+
+        return WebConnector(spec)
+    from rag.sources.confluence import ConfluenceConnector
+
+    return ConfluenceConnector(spec)
+
+
+@dataclass
+class SourceOutcome:
+    """How one source's part of a sync went."""
+
+    name: str
+    ok: bool
+    error: str = ""  # safe to show
+    variable: str | None = None
+    fetched: Fetched | None = None
+    held_back: MassDeleteRefused | None = None  # fetched, but not published: it would remove too much
+    seconds: float = 0.0
+
+
+@dataclass
+class SyncReport:
+    sources: dict[str, SourceOutcome] = field(default_factory=dict)
+    index: IndexReport | None = None  # None: nothing was built (every fetch failed)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.sources.values())
+
+
+class UnknownSource(ValueError):
+    pass
+
+
+class SourceSync:
+    """`sync(names)` runs the named sources (all when none) through fetch and one build.
+
+    `build(roots, progress, allow_mass_delete, held)` is IndexBuilder.build_sources; `lock()` the index lock
+    (its value, the held lock, is passed on to `build`); `manifest()` reads the live index's manifest."""
+
+    def __init__(self, specs: list[Spec], states: StateStore, build: Callable[..., IndexReport],
+                 lock: Callable[[], AbstractContextManager], manifest: Callable[[], Manifest | None],
+                 connector: Callable[[Spec], Connector] = make_connector,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.specs = {spec.name: spec for spec in specs}
+        self.states = states
+        self._build, self._lock, self._manifest = build, lock, manifest
+        self._connector = connector
+        self._clock = clock
+
+    def chosen(self, names: Iterable[str] | None) -> list[Spec]:
+        names = list(names or [])
+        unknown = [n for n in names if n not in self.specs]
+        if unknown:
+            raise UnknownSource(f"no source named {', '.join(unknown)}; the sources are: {', '.join(self.specs) or 'none'}")
+        return [self.specs[n] for n in names] if names else list(self.specs.values())
+
+    def sync(self, names: Iterable[str] | None = None, *, allow_mass_delete: bool = False, by: str = "",
+             progress: Callable[[IndexProgress], None] | None = None) -> SyncReport:
+        chosen = self.chosen(names)
+        progress = progress or (lambda _: None)
+        report = SyncReport()
+        with self._lock() as held:
+            states = {name: self.states.load(name) for name in self.specs}
+            for i, spec in enumerate(chosen):
+                progress(IndexProgress("fetch", i, len(chosen), spec.name))
+                report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
+            progress(IndexProgress("fetch", len(chosen), len(chosen)))
+            fetched = {name for name, outcome in report.sources.items() if outcome.ok}
+            if fetched:
+                report.index = self._publish(states, fetched, report, allow_mass_delete, held, progress)
+            self._record(report, states, by)
+        return report
+
+    def _fetch(self, spec: Spec, state: SourceState, progress: Callable[[IndexProgress], None]) -> SourceOutcome:
+        began = self._clock()
+        state.status.last_attempt = began
+
+        def told(done: int, total: int, what: str) -> None:
+            progress(IndexProgress("fetch", done, total, f"{spec.name}: {what}" if what else spec.name))
+
+        try:
+            fetched = self._connector(spec).fetch(self.states.workdir(spec.name), dict(state.connector), told)
+        except SourceError as exc:
+            state.status.retry_after = exc.retry_after
+            return SourceOutcome(spec.name, False, str(exc), exc.variable, seconds=self._clock() - began)
+        except Exception:  # noqa: BLE001 - one broken source never stops the others
+            _log.exception("the sync of source %s failed", spec.name)
+            return SourceOutcome(spec.name, False, UNEXPECTED, seconds=self._clock() - began)
+        # The folder now holds what was fetched: what the next fetch starts from, whatever the build does.
+        state.connector, state.root = fetched.state, str(fetched.root)
+        state.documents = {name: meta.to_dict() for name, meta in fetched.documents.items()}
+        state.status.calls = fetched.calls
+        self.states.save(spec.name, state)
+        return SourceOutcome(spec.name, True, fetched=fetched, seconds=self._clock() - began)
+
+    def _roots(self, states: dict[str, SourceState], fresh: set[str]) -> list[SourceRoot]:
+        from pathlib import Path
+
+        roots = []
+        for name, spec in self.specs.items():
+            state = states[name]
+            if not state.root:
+                continue  # never fetched: nothing of it to index yet
+            roots.append(SourceRoot(name, Path(state.root), spec.collection, spec.type, state.metadata(),
+                                    tuple(getattr(spec, "exclude", ())), reuse=name not in fresh))
+        return roots
+
+    def _publish(self, states: dict[str, SourceState], fresh: set[str], report: SyncReport,
+                 allow_mass_delete: bool, held: Any, progress: Callable[[IndexProgress], None]) -> IndexReport:
+        """Build with the fresh sources; one that would lose too much is held back and the rest published."""
+        fresh = set(fresh)
+        while True:
+            try:
+                return self._build(self._roots(states, fresh), progress, allow_mass_delete=allow_mass_delete,
+                                   held=held)
+            except MassDeleteRefused as refused:
+                outcome = report.sources.get(refused.source)
+                if outcome is None or refused.source not in fresh:  # a source no longer declared
+                    raise
+                outcome.ok, outcome.held_back = False, refused
+                outcome.error = (f"{refused} — run `ai-employee sources sync {refused.source} --allow-mass-delete` "
+                                 f"or `/reindex {refused.source} allow-mass-delete`")
+                fresh.discard(refused.source)
+                if not fresh:
+                    raise
+
+    def _record(self, report: SyncReport, states: dict[str, SourceState], by: str) -> None:
+        manifest = self._manifest() if report.index is not None else None
+        counts: dict[str, int] = {}
+        for record in (manifest.files.values() if manifest else ()):
+            counts[record.source] = counts.get(record.source, 0) + 1
+        for name, outcome in report.sources.items():
+            status = states[name].status
+            status.by = by
+            if outcome.ok:
+                status.last_success, status.last_seconds = self._clock(), round(outcome.seconds, 3)
+                status.last_error, status.error_variable, status.failures, status.told = "", None, 0, False
+                status.retry_after = None
+            else:
+                if outcome.error != status.last_error:
+                    status.told = False  # a new problem is told anew
+                status.last_error, status.error_variable = outcome.error, outcome.variable
+                status.failures += 1
+            if manifest is not None:
+                status.documents = counts.get(name, 0)
+            self.states.save(name, states[name])
+
+    def check(self, names: Iterable[str] | None = None) -> dict[str, CheckReport]:
+        """Reach and authenticate each source and count its documents; nothing is changed."""
+        results = {}
+        for spec in self.chosen(names):
+            try:
+                results[spec.name] = self._connector(spec).check()
+            except SourceError as exc:
+                results[spec.name] = CheckReport(False, detail=str(exc))
+            except Exception:  # noqa: BLE001
+                _log.exception("checking source %s failed", spec.name)
+                results[spec.name] = CheckReport(False, detail=UNEXPECTED)
+        return results
+
+    def due(self, now: float | None = None) -> list[str]:
+        """The sources the schedule should sync now."""
+        now = self._clock() if now is None else now
+        due = []
+        for name, spec in self.specs.items():
+            at = self.states.load(name).status.next_run(spec.every)
+            if at is not None and at <= now:
+                due.append(name)
+        return due

@@ -1,0 +1,153 @@
+"""Declared sources synced into one index: collections, carrying what was not synced, failures that delete
+nothing, the mass-delete guard. Folder sources and a scripted connector, the real builder and embedder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ai_employee.wiring import KnowledgeBase
+from rag.config import Settings
+from rag.index.builder import MassDeleteRefused
+from rag.sources.base import DocumentMeta, Fetched, SourceError
+from rag.types import Scope
+
+HOTELS = "# Travel\n\n## Hotels\n\nHotels are reimbursed up to 150 EUR per night, or 220 EUR in London.\n"
+MEALS = "# Meals\n\nThe daily meal allowance on business trips is 45 EUR for a full travel day.\n"
+VISA = "# Visas\n\nVisa fees for business travel are paid by the company through the travel desk.\n"
+RESTART = "# Runbook\n\n## Restart\n\nRestart the billing service with systemctl restart billing, then watch the logs.\n"
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def knowledge_base(shared_data_dir: Path, tmp_path: Path, sources: str) -> KnowledgeBase:
+    file = tmp_path / "sources.yaml"
+    file.write_text(sources, encoding="utf-8")
+    return KnowledgeBase(Settings(data_dir=shared_data_dir, sources_file=file, _env_file=None), tmp_path / "index")
+
+
+@pytest.fixture
+def two_folders(shared_data_dir: Path, tmp_path: Path) -> KnowledgeBase:
+    write(tmp_path / "hb", {"hotels.md": HOTELS, "meals.md": MEALS, "visa.md": VISA})
+    write(tmp_path / "ops", {"restart.md": RESTART})
+    return knowledge_base(shared_data_dir, tmp_path, f"""sources:
+  - {{name: handbook, type: folder, path: {tmp_path / 'hb'}, collection: hr}}
+  - {{name: ops, type: folder, path: {tmp_path / 'ops'}, collection: eng}}
+""")
+
+
+
+def test_each_source_is_its_own_collection(two_folders: KnowledgeBase) -> None:
+    report = two_folders.sync()
+    assert report.ok and report.index is not None
+    manifest = two_folders.store.current_manifest()
+    assert sorted(manifest.files) == ["handbook/hotels.md", "handbook/meals.md", "handbook/visa.md", "ops/restart.md"]
+    assert {manifest.collection(n) for n in manifest.files} == {"hr", "eng"}
+    assert manifest.collection("ops/gone.md") == "eng"  # a removed file's collection is still known
+    eng = Scope(collections=frozenset({"eng"}))
+    found = two_folders.retriever.search("how much is a hotel night", top_k=5, allowed=eng)
+    assert [h.chunk.file for h in found] == ["ops/restart.md"]
+    assert all(h.chunk.collection == "eng" for h in found)
+
+
+def test_a_source_not_synced_keeps_its_documents_without_being_read(two_folders: KnowledgeBase, tmp_path: Path) -> None:
+    two_folders.sync()
+    shutil.rmtree(tmp_path / "hb")  # unmounted, say: only `ops` is synced, so nobody looks
+    (tmp_path / "ops" / "restart.md").write_text(RESTART.replace("the logs", "the dashboard"), encoding="utf-8")
+    report = two_folders.sync(["ops"])
+    assert report.ok and report.index.changed == ["ops/restart.md"]
+    assert report.index.embedded == 1 and report.index.removed == []
+    assert "handbook/hotels.md" in two_folders.store.current_manifest().files
+
+
+def test_a_missing_folder_deletes_nothing_and_is_reported(two_folders: KnowledgeBase, tmp_path: Path) -> None:
+    first = two_folders.sync()
+    shutil.move(tmp_path / "hb", tmp_path / "hb-away")
+    report = two_folders.sync()
+    outcome = report.sources["handbook"]
+    assert not outcome.ok and "missing or unreadable" in outcome.error and str(tmp_path / "hb") in outcome.error
+    assert report.index is not None and report.index.up_to_date and report.index.version == first.index.version
+    status = two_folders.source_sync(None).states.load("handbook").status
+    assert status.failures == 1 and status.last_error == outcome.error and status.documents == 3
+    assert status.next_run(every=86400) == pytest.approx(status.last_attempt + 60)  # retried soon, backing off
+    assert status.next_run(every=0) is None  # on demand: retried when an admin asks
+
+
+def test_losing_most_of_a_source_waits_for_an_admin(two_folders: KnowledgeBase, tmp_path: Path) -> None:
+    two_folders.sync()
+    (tmp_path / "hb" / "meals.md").unlink()
+    (tmp_path / "hb" / "visa.md").unlink()
+    (tmp_path / "ops" / "restart.md").write_text(RESTART + "\nPage the on-call engineer first.\n", encoding="utf-8")
+    report = two_folders.sync()
+    held = report.sources["handbook"]
+    assert not held.ok and isinstance(held.held_back, MassDeleteRefused)
+    assert "would remove 2 of its 3 documents" in held.error and "--allow-mass-delete" in held.error
+    assert report.sources["ops"].ok and report.index.changed == ["ops/restart.md"]  # the rest still publishes
+    assert "handbook/visa.md" in two_folders.store.current_manifest().files
+    allowed = two_folders.sync(["handbook"], allow_mass_delete=True)
+    assert allowed.ok and sorted(allowed.index.removed) == ["handbook/meals.md", "handbook/visa.md"]
+
+
+def test_a_source_dropped_from_the_file_is_not_deleted_silently(two_folders: KnowledgeBase, shared_data_dir: Path,
+                                                               tmp_path: Path) -> None:
+    two_folders.sync()
+    kb = knowledge_base(shared_data_dir, tmp_path, f"""sources:
+  - {{name: ops, type: folder, path: {tmp_path / 'ops'}, collection: eng}}
+""")
+    with pytest.raises(MassDeleteRefused, match="handbook would remove 3 of its 3"):
+        kb.sync()
+    assert "handbook/hotels.md" in kb.store.current_manifest().files
+    assert sorted(kb.sync(allow_mass_delete=True).index.removed) == [
+        "handbook/hotels.md", "handbook/meals.md", "handbook/visa.md"]
+
+
+def test_nothing_changed_costs_no_embedding(two_folders: KnowledgeBase) -> None:
+    first = two_folders.sync()
+    again = two_folders.sync()
+    assert again.index.up_to_date and again.index.embedded == 0 and again.index.version == first.index.version
+
+
+class Scripted:
+    """A connector that hands over what the test wrote, with metadata, or fails as told."""
+
+    def __init__(self, name: str, folder: Path, documents: dict[str, DocumentMeta]) -> None:
+        self.name, self.folder, self.documents, self.fail = name, folder, documents, None
+
+    def fetch(self, workdir, state, progress):
+        if self.fail:
+            raise SourceError(self.fail, variable="WIKI_TOKEN")
+        return Fetched(self.folder, dict(self.documents), state={"seen": len(self.documents)}, calls=1)
+
+    def check(self):
+        raise NotImplementedError
+
+
+def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir: Path, tmp_path: Path) -> None:
+    folder = write(tmp_path / "wiki", {"42.md": HOTELS})
+    kb = knowledge_base(shared_data_dir, tmp_path, f"""sources:
+  - {{name: wiki, type: folder, path: {folder}, collection: eng}}
+""")
+    meta = DocumentMeta(url="https://wiki.example.com/pages/42", link="heading", title="Travel rules", version="7",
+                        date="2026-11-30T09:15:00Z", access=("email:Ann@Example.com",), headings=("Finance", "Policies"))
+    connector = Scripted("wiki", folder, {"42.md": meta})
+    sync = kb.source_sync(kb.loader())
+    sync._connector = lambda spec: connector
+    report = sync.sync()
+    assert report.ok
+    chunk = kb.retriever.snapshot.chunks[0]
+    assert (chunk.file, chunk.title, chunk.doc_version, chunk.doc_date) == ("wiki/42.md", "Travel rules", "7", "2026-11-30")
+    assert chunk.heading_path[:2] == ("Finance", "Policies") and chunk.url == "https://wiki.example.com/pages/42"
+    assert chunk.access == ("email:ann@example.com",) and chunk.collection == "eng"
+    assert sync.states.load("wiki").connector == {"seen": 1}
+
+    connector.fail = "the wiki answered 401 for wiki: check WIKI_TOKEN"
+    failed = sync.sync()
+    assert failed.index is None and failed.sources["wiki"].variable == "WIKI_TOKEN"
+    assert kb.store.current_manifest().files["wiki/42.md"].version == "7"
