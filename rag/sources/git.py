@@ -40,8 +40,8 @@ _BRANCH_GONE = ("couldn't find remote ref",)
 _REFUSED = ("authentication failed", "could not read username", "could not read password",
             "terminal prompts disabled", "error: 401", "error: 403", "permission denied", "access denied")
 _NO_REPOSITORY = ("repository not found", "does not appear to be a git repository", "error: 404")
-_UNREACHABLE = ("could not resolve", "failed to connect", "couldn't connect", "connection refused", "timed out",
-                "network is unreachable", "connection reset", "empty reply", "error: 5", "ssl", "gnutls")
+_UNREACHABLE = ("could not resolve", "failed to connect", "couldn't connect", "connection refused",
+                "timed out", "network is unreachable", "connection reset", "empty reply", "error: 5", "ssl", "gnutls")
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,8 @@ class GitConnector:
     def _validate(self) -> None:
         web = self.spec.web_url
         if web is not None and urlsplit(web).scheme not in ("http", "https"):
-            raise SourceError(f"git source {self.name}: web_url must be an http(s) address, got {redact(web)!r}")
+            raise SourceError(f"git source {self.name}: web_url must be an http(s) address, "
+                              f"got {redact(web)!r}")
         if ".." in PurePosixPath(self.spec.path).parts:
             raise SourceError(f"git source {self.name}: path must be a folder inside the repository, "
                               f"got {self.spec.path!r}")
@@ -140,8 +141,8 @@ class GitConnector:
         if parts.scheme in ("http", "https") and (parts.username or parts.password):
             user = unquote(parts.username or "") or user
             token = token or unquote(parts.password or "") or None
-            netloc = parts.netloc.rpartition("@")[2]
-            url = urlunsplit(parts._replace(netloc=f"{quote(user, safe='')}@{netloc}" if parts.username else netloc))
+            host = parts.netloc.rpartition("@")[2]
+            url = urlunsplit(parts._replace(netloc=f"{quote(user, safe='')}@{host}" if parts.username else host))
         if token is None:
             return _Remote(url, shown)
         if parts.scheme not in ("http", "https"):
@@ -220,7 +221,7 @@ class GitConnector:
         shutil.rmtree(partial, ignore_errors=True)  # a clone a crash left half-made
         try:
             run_git(workdir, "init", "--quiet", _PARTIAL)
-            output(partial, "config", "core.symlinks", "false")  # a link is written as a plain file, never followed
+            output(partial, "config", "core.symlinks", "false")  # a link becomes a plain file: never followed
             commit = self._download(partial, remote)
             tree = self._tree(partial, commit)
             self._move(partial, commit, tree)
@@ -239,7 +240,8 @@ class GitConnector:
                 raise SourceError(f"git source {self.name}: the path {self._prefix!r} {what} on branch "
                                   f"{self.spec.branch} (commit {commit[:_SHORT]}): check path")
         files, links = [], []
-        for entry in output(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", self._pathspec).split(b"\0"):
+        listing = output(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", self._pathspec)
+        for entry in listing.split(b"\0"):
             meta, _, path = entry.partition(b"\t")
             mode = meta.split(b" ", 1)[0]
             if mode in _FILE_MODES:
@@ -283,7 +285,8 @@ class GitConnector:
         branch = quote(self.spec.branch, safe="/")
         return web.replace("{path}", quoted).replace("{commit}", commit).replace("{branch}", branch)
 
-    def _last_commits(self, workdir: Path, repo: Path, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    def _last_commits(self, workdir: Path, repo: Path, commit: str,
+                      paths: list[str]) -> dict[str, tuple[str, str]]:
         """Each path's last commit. What the previous fetch found is kept (`commits.json`): only the commits
         since then are read, and nothing at all when the branch did not move."""
         cache = _read_json(workdir / _COMMITS)
@@ -314,21 +317,27 @@ class GitConnector:
         if old == commit:
             return [], []
         raw = output(repo, "diff", "--raw", "-z", "-M", "--no-abbrev", old, commit, "--", self._pathspec)
-        changed, removed = set(), set()
-        tokens = raw.split(b"\0")
-        i = 0
-        while i + 1 < len(tokens):
-            modes, status = tokens[i].split(b" "), tokens[i].rsplit(b" ", 1)[-1][:1]
-            paths = [os.fsdecode(tokens[i + 1])]
-            if status in (b"R", b"C"):
-                paths.append(os.fsdecode(tokens[i + 2]))
-            i += 1 + len(paths)
-            old_mode, new_mode = modes[0].lstrip(b":"), modes[1]
-            if status != b"C" and old_mode in _FILE_MODES and (status in (b"D", b"R") or new_mode not in _FILE_MODES):
-                removed.add(self._name(paths[0]))
-            if status != b"D" and new_mode in _FILE_MODES:
-                changed.add(self._name(paths[-1]))
-        return sorted(changed & documents.keys()), sorted(n for n in removed if _visible(n) and n not in documents)
+        added, gone = (sorted(self._name(path) for path in paths) for paths in _file_changes(raw))
+        return [n for n in added if n in documents], [n for n in gone if _visible(n) and n not in documents]
+
+
+def _file_changes(raw: bytes) -> tuple[set[str], set[str]]:
+    """The regular files a `git diff --raw -z -M` added or changed, and those it removed (a rename's origin,
+    a file that became a link)."""
+    changed: set[str] = set()
+    removed: set[str] = set()
+    tokens = raw.split(b"\0")
+    i = 0
+    while i + 1 < len(tokens):
+        old_mode, new_mode, *_, status = tokens[i].lstrip(b":").split(b" ")
+        kind = status[:1]
+        paths = [os.fsdecode(t) for t in tokens[i + 1:i + (3 if kind in (b"R", b"C") else 2)]]
+        i += 1 + len(paths)
+        if old_mode in _FILE_MODES and (kind in (b"D", b"R") or new_mode not in _FILE_MODES):
+            removed.add(paths[0])
+        if kind != b"D" and new_mode in _FILE_MODES:
+            changed.add(paths[-1])
+    return changed, removed
 
 
 def _visible(name: str) -> bool:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 # The GIT_* variables of our own environment that still apply: how to reach a server (ssh, certificates).
 # The others (GIT_DIR, GIT_TRACE_CURL, GIT_CONFIG_*...) would point git at another repository or log headers.
-_KEPT = ("GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_PROXY_SSL_CAINFO")
+_KEPT = ("GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+         "GIT_PROXY_SSL_CAINFO")
 _USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]*@")
 _MESSAGE_PREFIX = re.compile(r"^(?:fatal|error|remote|warning): ?", re.IGNORECASE)
 
