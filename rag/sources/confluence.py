@@ -20,10 +20,11 @@ from rag.parsing.loader import MINERU_SUFFIXES, OCR_SUFFIXES, TEXT_SUFFIXES
 from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
 from rag.sources.config import ConfluenceSource
 from rag.sources.confluence_api import ConfluenceApi, NotFound, Retry
-from rag.sources.confluence_listing import ListedAttachment, ListedPage, list_space, page_access
+from rag.sources.confluence_listing import ListedAttachment, ListedPage, count_pages, list_space, page_access
 from rag.sources.confluence_storage import storage_to_markdown
 
-_PARSED = TEXT_SUFFIXES | MINERU_SUFFIXES | OCR_SUFFIXES  # attachments the indexer reads; others are not fetched
+# Attachments the indexer reads; others are not fetched.
+_PARSED = TEXT_SUFFIXES | MINERU_SUFFIXES | OCR_SUFFIXES
 _UNSAFE = re.compile(r'[\x00-\x1f/\\:*?"<>|]+')
 
 
@@ -46,7 +47,8 @@ class ConfluenceConnector:
     """`fetch` mirrors the spaces of `spec` into a folder; `check` reaches and counts them."""
 
     def __init__(self, spec: ConfluenceSource, env: Mapping[str, str] = os.environ, *, page_size: int = 100,
-                 batch: int = 25, retry: Retry = Retry(), sleep: Callable[[float], None] = time.sleep) -> None:
+                 batch: int = 25, retry: Retry = Retry(),
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.name = spec.name
         self.spec = spec
         self._env = env
@@ -61,17 +63,11 @@ class ConfluenceConnector:
     def check(self) -> CheckReport:
         try:
             api = ConfluenceApi(self.spec, self._env, self._retry, self._sleep)
-            counts = {space: self._count(api, space) for space in self.spec.spaces}
+            counts = {space: count_pages(api, space) for space in self.spec.spaces}
         except SourceError as exc:
             return CheckReport(ok=False, detail=str(exc))
         listed = ", ".join(f"{space} {n}" for space, n in counts.items())
         return CheckReport(ok=True, documents=sum(counts.values()), detail=f"{self.spec.url}: pages {listed}")
-
-    def _count(self, api: ConfluenceApi, space: str) -> int:
-        api.get(f"rest/api/space/{space}", what=f"space {space}")
-        found = api.get("rest/api/content/search", {"cql": f'space = "{space}" and type = page', "limit": 1},
-                        what=f"the pages of {space}")
-        return int(found.get("totalSize", found.get("size", 0)))
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         api = ConfluenceApi(self.spec, self._env, self._retry, self._sleep)
@@ -90,80 +86,86 @@ class ConfluenceConnector:
         sync.fetched.state = sync.state
         return sync.fetched
 
-    # -- pages ---------------------------------------------------------------------------------------------
-
     def _write_pages(self, sync: _Sync, progress: Progress) -> None:
         known = sync.state["pages"]
-        stale = [p for p in sync.pages.values() if known.get(p.id, {}).get("version") != p.version
-                 or not (sync.root / _page_name(p)).is_file()]
+        stale = [p for p in sync.pages.values()
+                 if _outdated(known.get(p.id), p.version, sync.root / _page_name(p))]
         for start in range(0, len(stale), self._batch):
             progress(start, len(stale), "pages")
             batch = stale[start:start + self._batch]
             try:
-                bodies = self._bodies(sync.api, [p.id for p in batch])
+                bodies = _bodies(sync.api, [p.id for p in batch])
             except SourceError as exc:
-                if not _passing(exc):
-                    raise
                 _keep(sync, [_page_name(p) for p in batch], exc)
                 continue
-            for page in batch:
-                if page.id in bodies:
-                    version, storage = bodies[page.id]
-                    _write(sync.root / _page_name(page), storage_to_markdown(storage, page.title).encode())
-                    known[page.id] = {"version": version, "space": page.space}
-                    sync.fetched.changed.append(_page_name(page))
+            for page in (p for p in batch if p.id in bodies):
+                version, when, storage = bodies[page.id]
+                _write(sync.root / _page_name(page), storage_to_markdown(storage, page.title).encode())
+                known[page.id] = {"version": version, "when": when, "space": page.space}
+                sync.fetched.changed.append(_page_name(page))
         for page in sync.pages.values():
             if (sync.root / _page_name(page)).is_file():
-                sync.fetched.documents[_page_name(page)] = self._page_meta(sync, page)
-
-    def _bodies(self, api: ConfluenceApi, ids: list[str]) -> dict[str, tuple[int, str]]:
-        """id → (version, storage body). A CQL search serves a batch in one call; a page the search index
-        does not have yet (just created) is asked for by id."""
-        found = api.listing("rest/api/content/search", {"cql": f"id in ({','.join(ids)})", "limit": len(ids),
-                                                        "expand": "body.storage,version"}, what="page bodies")
-        bodies = {str(item["id"]): _body(item) for item in found}
-        for missing in (i for i in ids if i not in bodies):
-            item = api.get(f"rest/api/content/{missing}", {"expand": "body.storage,version"}, what=f"page {missing}")
-            bodies[missing] = _body(item)
-        return bodies
-
-    def _page_meta(self, sync: _Sync, page: ListedPage) -> DocumentMeta:
-        return DocumentMeta(url=sync.api.base + page.webui, link="heading", title=page.title,
-                            version=str(sync.state["pages"].get(page.id, {}).get("version", page.version)), date=page.when or None,
-                            access=page_access(page, sync.pages), headings=tuple(t for _, t in page.ancestors))
-
-    # -- attachments ---------------------------------------------------------------------------------------
+                sync.fetched.documents[_page_name(page)] = _page_meta(sync, page)
 
     def _write_attachments(self, sync: _Sync, progress: Progress) -> None:
         known = sync.state["attachments"]
-        wanted = [a for a in sync.attachments if a.page in sync.pages and Path(a.title).suffix.lower() in _PARSED]
+        wanted = [a for a in sync.attachments
+                  if a.page in sync.pages and Path(a.title).suffix.lower() in _PARSED]
         names = _attachment_names(sync, wanted)
         for i, attachment in enumerate(wanted):
             name = names[attachment.id]
-            if known.get(attachment.id, {}).get("version") != attachment.version or not (sync.root / name).is_file():
+            if _outdated(known.get(attachment.id), attachment.version, sync.root / name):
                 progress(i, len(wanted), f"attachment {attachment.title}")
                 try:
                     data = sync.api.download(attachment.download, what=f"attachment {attachment.title}")
                 except SourceError as exc:
-                    if not _passing(exc):
-                        raise
                     _keep(sync, [name], exc)
                     continue
                 _write(sync.root / name, data)
-                known[attachment.id] = {"version": attachment.version, "name": name}
+                known[attachment.id] = {"version": attachment.version, "when": attachment.when, "name": name}
                 sync.fetched.changed.append(name)
             if (sync.root / name).is_file():
-                page = sync.pages[attachment.page]
-                sync.fetched.documents[name] = DocumentMeta(
-                    url=sync.api.base + attachment.download, title=attachment.title,
-                    version=str(known.get(attachment.id, {}).get("version", attachment.version)), date=attachment.when or None,
-                    access=page_access(page, sync.pages),
-                    headings=(*(t for _, t in page.ancestors), page.title))
+                sync.fetched.documents[name] = _attachment_meta(sync, attachment)
 
 
-def _body(item: dict) -> tuple[int, str]:
+def _bodies(api: ConfluenceApi, ids: list[str]) -> dict[str, tuple[int, str, str]]:
+    """id → (version, its date, storage body). A CQL search serves a batch in one call; a page the search
+    index does not have yet (just created) is asked for by id."""
+    found = api.listing("rest/api/content/search", {"cql": f"id in ({','.join(ids)})", "limit": len(ids),
+                                                    "expand": "body.storage,version"}, what="page bodies")
+    bodies = {str(item["id"]): _body(item) for item in found}
+    for missing in (i for i in ids if i not in bodies):
+        item = api.get(f"rest/api/content/{missing}", {"expand": "body.storage,version"},
+                       what=f"page {missing}")
+        bodies[missing] = _body(item)
+    return bodies
+
+
+def _page_meta(sync: _Sync, page: ListedPage) -> DocumentMeta:
+    held = sync.state["pages"].get(page.id, {})  # the version the file holds (older when its update failed)
+    return DocumentMeta(url=sync.api.base + page.webui, link="heading", title=page.title,
+                        version=str(held.get("version", page.version)),
+                        date=held.get("when", page.when) or None,
+                        access=page_access(page, sync.pages), headings=tuple(t for _, t in page.ancestors))
+
+
+def _attachment_meta(sync: _Sync, attachment: ListedAttachment) -> DocumentMeta:
+    page, held = sync.pages[attachment.page], sync.state["attachments"].get(attachment.id, {})
+    return DocumentMeta(url=sync.api.base + attachment.download, title=attachment.title,
+                        version=str(held.get("version", attachment.version)),
+                        date=held.get("when", attachment.when) or None, access=page_access(page, sync.pages),
+                        headings=(*(t for _, t in page.ancestors), page.title))
+
+
+def _outdated(held: dict | None, version: int, path: Path) -> bool:
+    """Whether the copy at `path` (of the version `held` records) is not that `version`."""
+    return held is None or held.get("version") != version or not path.is_file()
+
+
+def _body(item: dict) -> tuple[int, str, str]:
     storage = ((item.get("body") or {}).get("storage") or {}).get("value", "")
-    return int((item.get("version") or {}).get("number", 0)), str(storage)
+    version = item.get("version") or {}
+    return int(version.get("number", 0)), str(version.get("when", "")), str(storage)
 
 
 def _page_name(page: ListedPage) -> str:
@@ -191,7 +193,10 @@ def _passing(exc: SourceError) -> bool:
 
 
 def _keep(sync: _Sync, names: list[str], exc: SourceError) -> None:
-    """Documents whose new copy could not be fetched: their last good copy (if any) keeps serving."""
+    """Documents whose new copy could not be fetched: their last good copy (if any) keeps serving. Only a
+    passing failure is borne so; a refused token stops the sync."""
+    if not _passing(exc):
+        raise exc
     for name in names:
         if (sync.root / name).is_file():
             sync.fetched.kept[name] = str(exc)

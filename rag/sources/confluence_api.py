@@ -73,7 +73,8 @@ class ConfluenceApi:
         seen: set[str] = set()
         while url is not None:
             if url in seen:
-                raise SourceError(f"Confluence repeated a page of {what} for {self.spec.name}: listing stopped")
+                raise SourceError(f"Confluence repeated a page of {what} for {self.spec.name}: "
+                                  "listing stopped")
             seen.add(url)
             data = self._request(url, what).json()
             yield from data.get("results", [])
@@ -106,7 +107,8 @@ class ConfluenceApi:
         try:
             response = self._client.get(url, absolute=True, advanced_mode=True)
         except requests.Timeout:
-            raise _Again(f"Confluence did not answer in {self._retry.timeout:g} s for {self.spec.name} ({what})")
+            raise _Again(f"Confluence did not answer in {self._retry.timeout:g} s for {self.spec.name} "
+                         f"({what})")
         except requests.RequestException as exc:
             raise _Again(f"Confluence could not be reached for {self.spec.name} ({what}): "
                          f"{exc.__class__.__name__}")
@@ -125,7 +127,9 @@ def _client(spec: ConfluenceSource, env: Mapping[str, str], timeout: float) -> C
     if not token:
         raise SourceError(f"{spec.name}: {spec.token_env} is not set (the Confluence API token)",
                           variable=spec.token_env)
-    cloud = spec.cloud if spec.cloud is not None else (urlsplit(spec.url).hostname or "").endswith(".atlassian.net")
+    cloud = spec.cloud
+    if cloud is None:
+        cloud = (urlsplit(spec.url).hostname or "").endswith(".atlassian.net")
     # retry_with_header off: the client would sleep on any Retry-After, uncapped by us and uncounted.
     common = {"cloud": cloud, "timeout": timeout, "retry_with_header": False, "backoff_and_retry": False}
     if spec.user_env is None:  # Data Center personal access token
@@ -143,10 +147,11 @@ def _raise_for_status(response: requests.Response, spec: ConfluenceSource, what:
         return
     said = f"Confluence answered {status} for {spec.name}"
     if status == 401:
-        raise SourceError(f"{said}: check {spec.token_env}" + (f" and {spec.user_env}" if spec.user_env else ""),
-                          variable=spec.token_env)
+        user = f" and {spec.user_env}" if spec.user_env else ""
+        raise SourceError(f"{said}: check {spec.token_env}{user}", variable=spec.token_env)
     if status == 403:
-        raise SourceError(f"{said}: the account of {spec.token_env} may not read {what}", variable=spec.token_env)
+        raise SourceError(f"{said}: the account of {spec.token_env} may not read {what}",
+                          variable=spec.token_env)
     if status == 404:
         raise NotFound(f"{said}: {what} not found (check the space keys and url)")
     if status == 429:

@@ -5,6 +5,7 @@ costs about (pages + attachments) / page size calls. Also who may read a page, a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from rag.access import NOBODY
 from rag.sources.confluence_api import ConfluenceApi
@@ -21,7 +22,8 @@ class ListedPage:
     when: str  # ISO timestamp of that version
     webui: str  # the page's web path, relative to the base URL
     ancestors: tuple[tuple[str, str], ...]  # (id, title), the space's root first
-    readers: tuple[str, ...] | None  # its own read restriction as access ids; None: none; (): none we can name
+    # Its own read restriction as access ids. None: it has none; (): it has one naming no one we can name.
+    readers: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -43,17 +45,26 @@ class SpaceListing:
 def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: bool) -> SpaceListing:
     """Every current page (and attachment) of `space`. A space that does not exist raises, rather than
     listing as empty (the content listing answers an unknown key with no results)."""
-    api.get(f"rest/api/space/{space}", what=f"space {space}")
+    _look_up(api, space)
     pages = [_page(item, space) for item in api.listing(
         "rest/api/content", {"spaceKey": space, "type": "page", "status": "current", "limit": page_size,
                              "expand": _PAGE_EXPAND}, what=f"the pages of {space}")]
     found: list[ListedAttachment] = []
     if attachments:
         found = [a for item in api.listing(
-            "rest/api/content/search", {"cql": f'space = "{space}" and type = attachment', "limit": page_size,
-                                        "expand": "version,container"}, what=f"the attachments of {space}")
+            "rest/api/content/search", {"cql": f"space = {_quoted(space)} and type = attachment",
+                                        "limit": page_size, "expand": "version,container"},
+            what=f"the attachments of {space}")
             if (a := _attachment(item)) is not None]
     return SpaceListing(pages, found)
+
+
+def count_pages(api: ConfluenceApi, space: str) -> int:
+    """How many current pages `space` has, in two calls (the space, then a one-result search)."""
+    _look_up(api, space)
+    found = api.get("rest/api/content/search", {"cql": f"space = {_quoted(space)} and type = page",
+                                                "limit": 1}, what=f"the pages of {space}")
+    return int(found.get("totalSize", found.get("size", 0)))
 
 
 def page_access(page: ListedPage, pages: dict[str, ListedPage]) -> tuple[str, ...] | None:
@@ -71,6 +82,15 @@ def page_access(page: ListedPage, pages: dict[str, ListedPage]) -> tuple[str, ..
         return None
     common = [i for i in levels[-1] if all(i in other for other in levels[:-1])]
     return tuple(common) or (NOBODY,)
+
+
+def _look_up(api: ConfluenceApi, space: str) -> None:
+    api.get(f"rest/api/space/{quote(space, safe='')}", what=f"space {space}")
+
+
+def _quoted(value: str) -> str:
+    """A CQL string literal."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _page(item: dict, space: str) -> ListedPage:

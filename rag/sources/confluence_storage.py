@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 
 from bs4 import BeautifulSoup, Tag
-from markdownify import markdownify
+from markdownify import MarkdownConverter
 
 # Macro settings and non-text elements: nothing a reader sees as text.
 _DROPPED = ("ac:parameter", "ac:image", "ac:emoticon", "ac:placeholder", "ri:attachment", "ri:url")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_CONVERTER = MarkdownConverter(heading_style="ATX", bullets="-")
 
 
 def storage_to_markdown(storage: str, title: str = "") -> str:
@@ -28,7 +29,7 @@ def storage_to_markdown(storage: str, title: str = "") -> str:
         task.replace_with(_tag(soup, "li", body.get_text(" ", strip=True) if body else ""))
     for tasks in soup.find_all("ac:task-list"):
         tasks.name = "ul"
-    text = markdownify(str(soup), heading_style="ATX", bullets="-")
+    text = _CONVERTER.convert_soup(soup)  # the parsed tree as it is: no second parse
     text = _BLANK_LINES.sub("\n\n", text).strip()
     heading = f"# {title.strip()}\n\n" if title.strip() else ""
     return heading + text + "\n"

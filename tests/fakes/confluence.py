@@ -3,7 +3,9 @@ documentation (developer.atlassian.com, Confluence Cloud REST v1 and Data Center
 path (`/wiki`, as on Cloud) it serves:
 
   GET /rest/api/space/{spaceKey}                  a space (404 for an unknown key)
-  GET /rest/api/content?spaceKey&type=page        a space's pages, paged by start/limit with `_links.next`;
+  GET /rest/api/content?spaceKey&type=page        a space's pages (none for an unknown or hidden space, as
+                                                  Confluence answers), paged by start/limit with
+                                                  `_links.next`;
                                                   expand: version, ancestors, space, body.storage,
                                                   restrictions.read.restrictions.user / .group
   GET /rest/api/content/search?cql=               CQL, only the clauses the connector sends:
@@ -25,7 +27,7 @@ import base64
 import re
 import threading
 from dataclasses import dataclass, field
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote_plus, urlencode
 
 from aiohttp import web
 
@@ -82,7 +84,7 @@ class FakeConfluence(LocalServer):
             "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode())
         self.unindexed: set[str] = set()  # page ids CQL search does not find yet (its index lags behind)
         self.calls: list[Call] = []
-        self._failures: list[tuple[int, dict[str, str]]] = []
+        self._failures: list[tuple[int, dict[str, str], str]] = []  # status, headers, `where`
         self._lock = threading.Lock()
 
     @property
@@ -106,13 +108,15 @@ class FakeConfluence(LocalServer):
         self.attachments[id] = attachment
         return attachment
 
-    def fail_next(self, status: int, *, times: int = 1) -> None:
+    def fail_next(self, status: int, *, times: int = 1, where: str = "/") -> None:
+        """The next `times` requests whose decoded path and query (without the context) contain `where`
+        answer `status`."""
         with self._lock:
-            self._failures += [(status, {})] * times
+            self._failures += [(status, {}, where)] * times
 
     def rate_limit_next(self, retry_after: str = "1") -> None:
         with self._lock:
-            self._failures.append((429, {"Retry-After": retry_after}))
+            self._failures.append((429, {"Retry-After": retry_after}, "/"))
 
     def calls_to(self, path_prefix: str) -> list[Call]:
         with self._lock:
@@ -131,18 +135,22 @@ class FakeConfluence(LocalServer):
     def _answering(self, handler):
         async def answer(request: web.Request) -> web.StreamResponse:
             authorization = request.headers.get("Authorization")
+            path = request.path.removeprefix(self.context)
             with self._lock:
-                if self._failures:
-                    status, headers = self._failures.pop(0)
+                asked = unquote_plus(request.path_qs.removeprefix(self.context))
+                failure = next((f for f in self._failures if f[2] in asked), None)
+                if failure is not None:
+                    self._failures.remove(failure)
                     response: web.StreamResponse = web.json_response(
-                        {"statusCode": status, "message": "injected failure"}, status=status, headers=headers)
+                        {"statusCode": failure[0], "message": "injected failure"}, status=failure[0],
+                        headers=failure[1])
                 elif authorization != self._credentials:
                     response = web.json_response({"statusCode": 401, "message": "Unauthorized"}, status=401,
                                                  headers={"WWW-Authenticate": 'Basic realm="Confluence"'})
                 else:
                     response = handler(request)
-                path = request.path.removeprefix(self.context)
-                self.calls.append(Call(request.method, path, dict(request.query), authorization, response.status))
+                self.calls.append(Call(request.method, path, dict(request.query), authorization,
+                                       response.status))
             return response
         return answer
 
@@ -155,8 +163,6 @@ class FakeConfluence(LocalServer):
 
     def _content(self, request: web.Request) -> web.Response:
         space, kind = request.query.get("spaceKey"), request.query.get("type", "page")
-        if space not in self.spaces:
-            return _not_found(f"No space with key : {space}")
         if kind != "page":
             return web.json_response({"statusCode": 400, "message": "the fake lists pages only"}, status=400)
         pages = [p for p in self.pages.values() if p.space == space]
@@ -175,7 +181,8 @@ class FakeConfluence(LocalServer):
             found = [a for a in self.attachments.values()
                      if a.page in self.pages and self.pages[a.page].space == scope.group(1)]
         else:
-            return web.json_response({"statusCode": 400, "message": f"Could not parse cql : {cql}"}, status=400)
+            return web.json_response({"statusCode": 400, "message": f"Could not parse cql : {cql}"},
+                                     status=400)
         return self._paged(request, "/rest/api/content/search", found)
 
     def _one(self, request: web.Request) -> web.Response:
@@ -189,7 +196,8 @@ class FakeConfluence(LocalServer):
 
     def _download(self, request: web.Request) -> web.Response:
         for attachment in self.attachments.values():
-            if attachment.page == request.match_info["page"] and attachment.title == request.match_info["file"]:
+            if (attachment.page, attachment.title) == (request.match_info["page"],
+                                                       request.match_info["file"]):
                 return web.Response(body=attachment.data, content_type=attachment.media_type)
         return _not_found("no such attachment")
 
@@ -218,7 +226,8 @@ class FakeConfluence(LocalServer):
         if "version" in expand:
             data["version"] = {"number": page.version, "when": page.when, "by": {"type": "known"}}
         if "ancestors" in expand:
-            data["ancestors"] = [{"id": a.id, "type": "page", "title": a.title} for a in self._ancestors(page)]
+            data["ancestors"] = [{"id": a.id, "type": "page", "title": a.title}
+                                 for a in self._ancestors(page)]
         if "space" in expand:
             data["space"] = {"key": page.space, "name": self.spaces[page.space]}
         if "body.storage" in expand:
@@ -231,11 +240,13 @@ class FakeConfluence(LocalServer):
         return data
 
     def _render_attachment(self, attachment: Attachment, expand: set[str]) -> dict:
-        data: dict = {"id": attachment.id, "type": "attachment", "status": "current", "title": attachment.title,
+        name = quote(attachment.title, safe="")
+        data: dict = {"id": attachment.id, "type": "attachment", "status": "current",
+                      "title": attachment.title,
                       "metadata": {"mediaType": attachment.media_type},
                       "extensions": {"mediaType": attachment.media_type, "fileSize": len(attachment.data)},
                       "_links": {"webui": f"/pages/viewpageattachments.action?pageId={attachment.page}",
-                                 "download": f"/download/attachments/{attachment.page}/{quote(attachment.title, safe='')}"
+                                 "download": f"/download/attachments/{attachment.page}/{name}"
                                              f"?version={attachment.version}&api=v2"}}
         if "version" in expand:
             data["version"] = {"number": attachment.version, "when": attachment.when}

@@ -24,7 +24,8 @@ HOME = "<p>Welcome to engineering.</p>"
 ONBOARDING = """<h1>First day</h1><p>Collect your badge at reception.</p>
 <ac:structured-macro ac:name="info"><ac:parameter ac:name="title">Tip</ac:parameter>
 <ac:rich-text-body><p>Bring an ID card.</p></ac:rich-text-body></ac:structured-macro>
-<h2>Accounts</h2><table><tbody><tr><th>System</th><th>Who</th></tr><tr><td>VPN</td><td>IT desk</td></tr></tbody></table>
+<h2>Accounts</h2><table><tbody><tr><th>System</th><th>Who</th></tr>
+<tr><td>VPN</td><td>IT desk</td></tr></tbody></table>
 <ac:structured-macro ac:name="code"><ac:parameter ac:name="language">bash</ac:parameter>
 <ac:plain-text-body><![CDATA[ssh-keygen -t ed25519]]></ac:plain-text-body></ac:structured-macro>
 <p>See <ac:link><ri:page ri:content-title="Laptop setup"/></ac:link>.</p>"""
@@ -134,7 +135,7 @@ def test_a_sync_with_nothing_changed_costs_only_the_listing_and_rewrites_nothing
 
     again = sync(confluence, tmp_path, first.state)
 
-    # per space: the space, its pages 3 a call (ENG 6 → 2 calls, OPS 1), its attachments (ENG 3 → 1, OPS 0 → 1)
+    # per space: the space, its pages 3 a call (ENG 6: 2 calls, OPS 1), its attachments (ENG 3: 1, OPS 0: 1)
     assert again.calls == len(confluence.calls) == (1 + 2 + 1) + (1 + 1 + 1)
     assert not confluence.calls_to("/download") and not any("id in" in c.query.get("cql", "")
                                                              for c in confluence.calls)
@@ -146,17 +147,46 @@ def test_a_sync_with_nothing_changed_costs_only_the_listing_and_rewrites_nothing
 def test_an_edited_page_is_fetched_and_rewritten_alone(confluence, tmp_path):
     first = sync(confluence, tmp_path)
     stamps = {p: p.stat().st_mtime_ns for p in first.root.rglob("*") if p.is_file()}
-    confluence.edit("3", "<p>Install the disk encryption and the VPN client.</p>", when="2026-02-03T12:00:00.000Z")
+    confluence.edit("3", "<p>Install the disk encryption and the VPN client.</p>",
+                    when="2026-02-03T12:00:00.000Z")
     confluence.calls.clear()
 
     again = sync(confluence, tmp_path, first.state)
 
     assert again.changed == ["ENG/3.md"]
     assert "the VPN client" in (again.root / "ENG/3.md").read_text()
-    assert (again.documents["ENG/3.md"].version, again.documents["ENG/3.md"].date) == ("5", "2026-02-03T12:00:00.000Z")
+    meta = again.documents["ENG/3.md"]
+    assert (meta.version, meta.date) == ("5", "2026-02-03T12:00:00.000Z")
     bodies = [c for c in confluence.calls if "id in" in c.query.get("cql", "")]
     assert [c.query["cql"] for c in bodies] == ["id in (3)"]
-    assert {p: s for p, s in stamps.items() if p.stat().st_mtime_ns != s} == {again.root / "ENG/3.md": stamps[again.root / "ENG/3.md"]}
+    assert [p for p, s in stamps.items() if p.stat().st_mtime_ns != s] == [again.root / "ENG/3.md"]
+
+
+def test_a_page_whose_body_cannot_be_fetched_keeps_its_last_good_copy(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    confluence.edit("3", "<p>New text.</p>")
+    confluence.fail_next(502, times=3, where="cql=id in")  # the body batch, each attempt
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert "disk encryption" in (again.root / "ENG/3.md").read_text()
+    assert again.kept == {"ENG/3.md": "Confluence answered 502 for eng-wiki (page bodies): "
+                                      "a server error, retried"}
+    assert again.documents["ENG/3.md"] == first.documents["ENG/3.md"]  # still version 4
+    assert sync(confluence, tmp_path, again.state).changed == ["ENG/3.md"]  # and fetched on the next sync
+
+
+def test_an_attachment_is_downloaded_once_and_again_when_its_version_changes(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    assert len(confluence.calls_to("/download/attachments/3/")) == 1
+    confluence.attachments["att1"].data, confluence.attachments["att1"].version = b"%PDF-1.4 guide v2", 2
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert again.changed == ["ENG/3/Laptop guide.pdf"]
+    assert (again.root / "ENG/3/Laptop guide.pdf").read_bytes() == b"%PDF-1.4 guide v2"
+    assert again.documents["ENG/3/Laptop guide.pdf"].version == "2"
+    assert len(confluence.calls_to("/download/attachments/3/")) == 2
 
 
 def test_a_page_the_search_index_has_not_seen_yet_is_fetched_by_id(confluence, tmp_path):
@@ -184,12 +214,13 @@ def test_a_failed_listing_removes_nothing_and_says_what_failed(confluence, tmp_p
     first = sync(confluence, tmp_path)
     files = sorted(p for p in first.root.rglob("*") if p.is_file())
     del confluence.pages["3"]
-    confluence.fail_next(500, times=3)  # every attempt of the ENG space look-up
+    confluence.fail_next(500, times=3, where="type = attachment")  # ENG's attachments, each attempt
 
     with pytest.raises(SourceError) as raised:
         sync(confluence, tmp_path, first.state)
 
-    assert str(raised.value) == "Confluence answered 500 for eng-wiki (space ENG): a server error, retried"
+    assert str(raised.value) == ("Confluence answered 500 for eng-wiki (the attachments of ENG): "
+                                 "a server error, retried")
     assert raised.value.transient
     assert sorted(p for p in first.root.rglob("*") if p.is_file()) == files
 
@@ -227,7 +258,8 @@ def test_a_refused_token_names_the_variable_and_never_the_token(confluence, tmp_
     with pytest.raises(SourceError) as raised:
         sync(confluence, tmp_path, first.state, env={**ENV, "CONFLUENCE_TOKEN": secret})
 
-    assert str(raised.value) == "Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN and CONFLUENCE_USER"
+    assert str(raised.value) == ("Confluence answered 401 for eng-wiki: "
+                                 "check CONFLUENCE_TOKEN and CONFLUENCE_USER")
     assert raised.value.variable == "CONFLUENCE_TOKEN" and not raised.value.transient
     assert (first.root / "ENG/1.md").is_file()
     assert [c.status for c in confluence.calls] == [401]  # a refused token is not retried
@@ -272,4 +304,5 @@ def test_check_counts_the_pages_of_each_space_and_changes_nothing(confluence):
 def test_check_reports_a_refused_token_in_one_line(confluence):
     report = connector(confluence, env={**ENV, "CONFLUENCE_TOKEN": "nope"}).check()
 
-    assert not report.ok and report.detail.startswith("Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN")
+    assert not report.ok
+    assert report.detail.startswith("Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN")
