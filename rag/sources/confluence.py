@@ -12,6 +12,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,15 +63,18 @@ class ConfluenceConnector:
 
     def check(self) -> CheckReport:
         try:
-            api = ConfluenceApi(self.spec, self._env, self._retry, self._sleep)
-            counts = {space: count_pages(api, space) for space in self.spec.spaces}
+            with closing(ConfluenceApi(self.spec, self._env, self._retry, self._sleep)) as api:
+                counts = {space: count_pages(api, space) for space in self.spec.spaces}
         except SourceError as exc:
             return CheckReport(ok=False, detail=str(exc))
         listed = ", ".join(f"{space} {n}" for space, n in counts.items())
         return CheckReport(ok=True, documents=sum(counts.values()), detail=f"{self.spec.url}: pages {listed}")
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
-        api = ConfluenceApi(self.spec, self._env, self._retry, self._sleep)
+        with closing(ConfluenceApi(self.spec, self._env, self._retry, self._sleep)) as api:
+            return self._fetch(api, workdir, state, progress)
+
+    def _fetch(self, api: ConfluenceApi, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         sync = _Sync(api, workdir / "pages", {"pages": dict(state.get("pages", {})),
                                               "attachments": dict(state.get("attachments", {}))})
         for space in self.spec.spaces:

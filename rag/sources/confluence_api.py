@@ -21,8 +21,9 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from rag.sources.base import SourceError
 from rag.sources.config import ConfluenceSource
 
-# The client logs every request as a curl line with its headers, and every response body, at DEBUG: with a
-# bearer token in the session's headers that is one logging.basicConfig(level=DEBUG) away from a leak.
+# The client logs each request as a curl line and each response body at DEBUG: restricted pages' text in the
+# logs of anyone who turns DEBUG on. (Its curl line shows its default headers only, not the session's
+# Authorization: checked by test_data_center_with_a_personal_access_token.)
 logging.getLogger("atlassian").setLevel(logging.INFO)
 
 

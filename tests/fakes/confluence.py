@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote_plus, urlencode
 
@@ -67,6 +68,7 @@ class Call:
     query: dict[str, str]
     authorization: str | None
     status: int
+    at: float  # time.monotonic() when it was answered
 
 
 class FakeConfluence(LocalServer):
@@ -150,7 +152,7 @@ class FakeConfluence(LocalServer):
                 else:
                     response = handler(request)
                 self.calls.append(Call(request.method, path, dict(request.query), authorization,
-                                       response.status))
+                                       response.status, time.monotonic()))
             return response
         return answer
 

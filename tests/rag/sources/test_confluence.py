@@ -249,6 +249,18 @@ def test_a_429_waits_the_retry_after_it_names_capped(confluence, tmp_path):
     assert sleeps == [30.0]  # Retry.max_wait
 
 
+def test_a_429_is_waited_out_for_real(confluence, tmp_path):
+    confluence.rate_limit_next("1")
+    source = ConfluenceSource(name="eng-wiki", type="confluence", url=confluence.url, spaces=["OPS"],
+                              user_env="CONFLUENCE_USER", token_env="CONFLUENCE_TOKEN")
+
+    ConfluenceConnector(source, ENV).fetch(tmp_path, {}, no_progress)
+
+    limited, retried = confluence.calls[:2]
+    assert (limited.status, retried.status) == (429, 200) and retried.path == limited.path
+    assert retried.at - limited.at >= 1.0
+
+
 def test_a_refused_token_names_the_variable_and_never_the_token(confluence, tmp_path, caplog):
     secret = "wrong-secret-1234567"
     caplog.set_level(logging.DEBUG)
@@ -282,7 +294,8 @@ def test_an_unknown_space_fails_instead_of_listing_as_empty(confluence, tmp_path
     assert (first.root / "ENG/1.md").is_file()
 
 
-def test_data_center_with_a_personal_access_token(tmp_path):
+def test_data_center_with_a_personal_access_token(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
     server = FakeConfluence(bearer="dc-pat", context="/confluence")
     server.add_page("DOC", "10", "Release notes", "<h2>9.2</h2><p>Faster search.</p>")
     with server:
@@ -291,6 +304,7 @@ def test_data_center_with_a_personal_access_token(tmp_path):
         fetched = ConfluenceConnector(source, {"CONFLUENCE_PAT": "dc-pat"}).fetch(tmp_path, {}, no_progress)
         assert "## 9.2\n\nFaster search." in (fetched.root / "DOC/10.md").read_text()
         assert all(c.authorization == "Bearer dc-pat" for c in server.calls)
+    assert "dc-pat" not in caplog.text and "dc-pat" not in repr(fetched)
 
 
 def test_check_counts_the_pages_of_each_space_and_changes_nothing(confluence):
