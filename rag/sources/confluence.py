@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,18 +53,15 @@ class ConfluenceConnector:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.name = spec.name
         self.spec = spec
-        self._env = env
-        self._page_size = page_size
-        self._batch = batch
-        self._retry = retry
-        self._sleep = sleep
+        self._connect = partial(ConfluenceApi, spec, env, retry, sleep)  # env, where the token is, stays in it
+        self._page_size, self._batch = page_size, batch
 
     def __repr__(self) -> str:
         return f"ConfluenceConnector({self.name!r}, {self.spec.url!r}, spaces={self.spec.spaces})"
 
     def check(self) -> CheckReport:
         try:
-            with closing(ConfluenceApi(self.spec, self._env, self._retry, self._sleep)) as api:
+            with closing(self._connect()) as api:
                 counts = {space: count_pages(api, space) for space in self.spec.spaces}
         except SourceError as exc:
             return CheckReport(ok=False, detail=str(exc))
@@ -71,7 +69,7 @@ class ConfluenceConnector:
         return CheckReport(ok=True, documents=sum(counts.values()), detail=f"{self.spec.url}: pages {listed}")
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
-        with closing(ConfluenceApi(self.spec, self._env, self._retry, self._sleep)) as api:
+        with closing(self._connect()) as api:
             return self._fetch(api, workdir, state, progress)
 
     def _fetch(self, api: ConfluenceApi, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:

@@ -85,6 +85,9 @@ class ConfluenceApi:
     def download(self, link: str, *, what: str) -> bytes:
         return self._request(self._url(link), what).content
 
+    def close(self) -> None:
+        self._client.close()
+
     def _url(self, path: str) -> str:
         """An absolute URL for a path relative to the base (as `_links` give them), with or without its
         context path (/wiki)."""
