@@ -13,8 +13,8 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 

@@ -100,12 +100,16 @@ def _page(item: dict, space: str) -> ListedPage:
         version=int(version.get("number", 0)), when=str(version.get("when", "")),
         webui=str(item.get("_links", {}).get("webui", "")),
         ancestors=tuple((str(a["id"]), str(a.get("title", ""))) for a in item.get("ancestors", [])),
-        readers=_readers(item.get("restrictions", {}).get("read", {}).get("restrictions", {})))
+        readers=_readers(item))
 
 
-def _readers(restrictions: dict) -> tuple[str, ...] | None:
+def _readers(item: dict) -> tuple[str, ...] | None:
     """`email:<address>` for each user whose email the API shows (Cloud hides it for some accounts; Data
-    Center does not give it) and `group:<name>` for each group; None when the page has no read restriction."""
+    Center does not give it) and `group:<name>` for each group; None when the page has no read restriction;
+    () when the answer says nothing of its restrictions (unknown is not unrestricted)."""
+    restrictions = ((item.get("restrictions") or {}).get("read") or {}).get("restrictions")
+    if not isinstance(restrictions, dict):
+        return ()
     users = (restrictions.get("user") or {}).get("results") or []
     groups = (restrictions.get("group") or {}).get("results") or []
     if not users and not groups:

@@ -84,6 +84,7 @@ class FakeConfluence(LocalServer):
         self.context = context
         self._credentials = f"Bearer {bearer}" if bearer else (
             "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode())
+        self.show_restrictions = True  # False: listings leave out the restrictions they were asked to expand
         self.unindexed: set[str] = set()  # page ids CQL search does not find yet (its index lags behind)
         self.calls: list[Call] = []
         self._failures: list[tuple[int, dict[str, str], str]] = []  # status, headers, `where`
@@ -234,7 +235,7 @@ class FakeConfluence(LocalServer):
             data["space"] = {"key": page.space, "name": self.spaces[page.space]}
         if "body.storage" in expand:
             data["body"] = {"storage": {"value": page.body, "representation": "storage"}}
-        if any(e.startswith("restrictions.read") for e in expand):
+        if self.show_restrictions and any(e.startswith("restrictions.read") for e in expand):
             data["restrictions"] = {"read": {"operation": "read", "restrictions": {
                 "user": {"results": page.readers, "start": 0, "limit": 200, "size": len(page.readers)},
                 "group": {"results": [{"type": "group", "name": g} for g in page.reader_groups],

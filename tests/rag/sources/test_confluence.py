@@ -118,6 +118,14 @@ def test_restrictions_become_access_lists_and_fail_closed(confluence, tmp_path):
     assert documents["ENG/1.md"].access is None and documents["OPS/7.md"].access is None
 
 
+def test_a_listing_that_leaves_out_restrictions_serves_nothing_to_anyone(confluence, tmp_path):
+    confluence.show_restrictions = False
+
+    documents = sync(confluence, tmp_path).documents
+
+    assert {meta.access for meta in documents.values()} == {(NOBODY,)}
+
+
 def test_a_page_restricted_again_below_a_restricted_ancestor_admits_only_whom_both_name(confluence, tmp_path):
     confluence.pages["6"].readers = [ALICE]
     confluence.add_page("ENG", "8", "Bands draft", "<p>Draft.</p>", parent="4", reader_groups=["finance"])
