@@ -14,6 +14,7 @@ from rag.sources.base import SourceError
 from rag.sources.config import ConfluenceSource
 from rag.sources.confluence import ConfluenceConnector
 from rag.sources.confluence_api import Retry
+from rag.sources.confluence_storage import storage_to_markdown
 from tests.fakes.confluence import EMAIL, TOKEN, FakeConfluence
 
 ENV = {"CONFLUENCE_USER": EMAIL, "CONFLUENCE_TOKEN": TOKEN}
@@ -328,3 +329,16 @@ def test_check_reports_a_refused_token_in_one_line(confluence):
 
     assert not report.ok
     assert report.detail.startswith("Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN")
+
+
+@pytest.mark.parametrize("storage, markdown", [
+    ("<h3>Three</h3><h6>Six</h6><p>x</p>", "# T\n\n### Three\n\n###### Six\n\nx\n"),
+    ('<p><ac:link><ri:page ri:content-title="VPN"/><ac:link-body>the <b>VPN</b> page</ac:link-body></ac:link></p>',
+     "# T\n\nthe VPN page\n"),
+    ('<ac:task-list><ac:task><ac:task-id>7</ac:task-id><ac:task-status>complete</ac:task-status>'
+     '<ac:task-body>Return the laptop</ac:task-body></ac:task></ac:task-list>', "# T\n\n- Return the laptop\n"),
+    ('<p>Done <ac:emoticon ac:name="tick"/><ac:image><ri:attachment ri:filename="a.png"/></ac:image></p>',
+     "# T\n\nDone\n"),
+])
+def test_storage_format_becomes_markdown_a_reader_would_write(storage, markdown):
+    assert storage_to_markdown(storage, "T") == markdown
