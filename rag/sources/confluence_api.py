@@ -29,12 +29,12 @@ logging.getLogger("atlassian").setLevel(logging.INFO)
 
 @dataclass(frozen=True)
 class Retry:
-    """How hard to try: attempts per request, the first backoff, the longest wait (also Retry-After's cap)."""
+    """How hard to try before a request's failure becomes the sync's."""
 
-    attempts: int = 4
-    backoff: float = 0.5
-    max_wait: float = 60.0
-    timeout: float = 30.0
+    attempts: int = 4  # per request, the first included
+    backoff: float = 0.5  # seconds before the second attempt, doubling after each
+    max_wait: float = 60.0  # the longest wait between attempts, a Retry-After's too
+    timeout: float = 30.0  # seconds for Confluence to answer one request
 
 
 class _Again(Exception):
