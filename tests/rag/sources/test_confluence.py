@@ -1,0 +1,344 @@
+"""The Confluence connector against a local Confluence (tests/fakes/confluence.py): what lands in the
+folder the indexer reads, with what metadata, at what cost in API calls, and what happens when Confluence
+refuses, fails or rate-limits."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from rag.access import NOBODY
+from rag.sources.base import SourceError
+from rag.sources.config import ConfluenceSource
+from rag.sources.confluence import ConfluenceConnector
+from rag.sources.confluence_api import Retry
+from rag.sources.confluence_storage import storage_to_markdown
+from tests.fakes.confluence import EMAIL, TOKEN, FakeConfluence
+
+ENV = {"CONFLUENCE_USER": EMAIL, "CONFLUENCE_TOKEN": TOKEN}
+ALICE = {"type": "known", "accountId": "5b1", "email": "Alice@Example.com", "displayName": "Alice"}
+HIDDEN = {"type": "known", "accountId": "5b2", "email": "", "displayName": "Someone"}  # Cloud hid the email
+
+HOME = "<p>Welcome to engineering.</p>"
+ONBOARDING = """<h1>First day</h1><p>Collect your badge at reception.</p>
+<ac:structured-macro ac:name="info"><ac:parameter ac:name="title">Tip</ac:parameter>
+<ac:rich-text-body><p>Bring an ID card.</p></ac:rich-text-body></ac:structured-macro>
+<h2>Accounts</h2><table><tbody><tr><th>System</th><th>Who</th></tr>
+<tr><td>VPN</td><td>IT desk</td></tr></tbody></table>
+<ac:structured-macro ac:name="code"><ac:parameter ac:name="language">bash</ac:parameter>
+<ac:plain-text-body><![CDATA[ssh-keygen -t ed25519]]></ac:plain-text-body></ac:structured-macro>
+<p>See <ac:link><ri:page ri:content-title="Laptop setup"/></ac:link>.</p>"""
+
+
+class Sleeps(list):
+    """Records each wait instead of waiting it."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture
+def confluence():
+    server = FakeConfluence(max_limit=3)
+    server.add_page("ENG", "1", "Engineering", HOME)
+    server.add_page("ENG", "2", "Onboarding", ONBOARDING, parent="1")
+    server.add_page("ENG", "3", "Laptop setup", "<p>Install the disk encryption.</p>", parent="2", version=4,
+                    when="2026-01-07T08:30:00.000Z")
+    server.add_page("ENG", "4", "Salaries", "<p>The salary bands.</p>", parent="1", readers=[ALICE],
+                    reader_groups=["HR"])
+    server.add_page("ENG", "5", "Reorg", "<p>The reorg plan.</p>", parent="1", readers=[HIDDEN])
+    server.add_page("ENG", "6", "Bands 2026", "<p>This year's bands.</p>", parent="4")
+    server.add_page("OPS", "7", "On call", "<p>Page the on-call engineer.</p>")
+    server.attach("3", "att1", "Laptop guide.pdf", b"%PDF-1.4 guide")
+    server.attach("3", "att2", "tools.zip", b"PK zip")  # a format the indexer does not read: not fetched
+    server.attach("4", "att3", "../bands?.pdf", b"%PDF-1.4 bands")
+    with server:
+        yield server
+
+
+def connector(server: FakeConfluence, env=ENV, sleeps: Sleeps | None = None, **spec) -> ConfluenceConnector:
+    source = ConfluenceSource(**{"name": "eng-wiki", "type": "confluence", "url": server.url,
+                                 "spaces": ["ENG", "OPS"], "user_env": "CONFLUENCE_USER",
+                                 "token_env": "CONFLUENCE_TOKEN", **spec})
+    return ConfluenceConnector(source, env, retry=Retry(attempts=3, max_wait=30.0, backoff=0.01),
+                               sleep=sleeps if sleeps is not None else Sleeps())
+
+
+def no_progress(done: int, total: int, what: str) -> None:
+    pass
+
+
+def sync(server, workdir: Path, state=None, **kw):
+    return connector(server, **kw).fetch(workdir, state or {}, no_progress)
+
+
+def test_first_sync_writes_each_page_as_markdown_with_its_place_version_and_date(confluence, tmp_path):
+    fetched = sync(confluence, tmp_path)
+
+    assert fetched.root == tmp_path / "pages"
+    assert sorted(fetched.documents) == ["ENG/1.md", "ENG/2.md", "ENG/3.md", "ENG/3/Laptop guide.pdf",
+                                         "ENG/4.md", "ENG/4/_bands_.pdf", "ENG/5.md", "ENG/6.md", "OPS/7.md"]
+    text = (fetched.root / "ENG/2.md").read_text()
+    assert text.startswith("# Onboarding\n\n# First day\n\nCollect your badge at reception.")
+    assert "## Accounts" in text and "| System | Who |\n| --- | --- |\n| VPN | IT desk |" in text
+    assert "Bring an ID card." in text and "Tip" not in text  # a macro's text kept, its settings dropped
+    assert "```\nssh-keygen -t ed25519\n```" in text and "bash" not in text
+    assert "See Laptop setup." in text
+    meta = fetched.documents["ENG/3.md"]
+    assert meta.url == f"{confluence.url}/spaces/ENG/pages/3/Laptop%20setup"
+    assert (meta.link, meta.title, meta.version, meta.date) == ("heading", "Laptop setup", "4",
+                                                                "2026-01-07T08:30:00.000Z")
+    assert meta.headings == ("Engineering", "Onboarding")  # its ancestors, the root first
+    assert meta.access is None
+    assert fetched.documents["ENG/1.md"].headings == ()
+    assert fetched.complete and not fetched.removed and not fetched.kept
+    assert sorted(fetched.changed) == sorted(fetched.documents)
+
+
+def test_attachments_are_saved_under_their_page_with_the_pages_place_and_access(confluence, tmp_path):
+    fetched = sync(confluence, tmp_path)
+
+    assert (fetched.root / "ENG/3/Laptop guide.pdf").read_bytes() == b"%PDF-1.4 guide"
+    assert not list(fetched.root.rglob("*.zip"))
+    assert not (tmp_path / "bands?.pdf").exists() and (fetched.root / "ENG/4/_bands_.pdf").is_file()
+    meta = fetched.documents["ENG/3/Laptop guide.pdf"]
+    assert meta.url == f"{confluence.url}/download/attachments/3/Laptop%20guide.pdf?version=1&api=v2"
+    assert (meta.title, meta.version, meta.headings) == ("Laptop guide.pdf", "1",
+                                                         ("Engineering", "Onboarding", "Laptop setup"))
+    assert fetched.documents["ENG/4/_bands_.pdf"].access == fetched.documents["ENG/4.md"].access
+
+
+def test_restrictions_become_access_lists_and_fail_closed(confluence, tmp_path):
+    documents = sync(confluence, tmp_path).documents
+
+    assert documents["ENG/4.md"].access == ("email:alice@example.com", "group:hr")
+    assert documents["ENG/5.md"].access == (NOBODY,)  # restricted to a user whose email we cannot see
+    assert documents["ENG/6.md"].access == ("email:alice@example.com", "group:hr")  # inherited from Salaries
+    assert documents["ENG/1.md"].access is None and documents["OPS/7.md"].access is None
+
+
+def test_a_listing_that_leaves_out_restrictions_serves_nothing_to_anyone(confluence, tmp_path):
+    confluence.show_restrictions = False
+
+    documents = sync(confluence, tmp_path).documents
+
+    assert {meta.access for meta in documents.values()} == {(NOBODY,)}
+
+
+def test_a_page_restricted_again_below_a_restricted_ancestor_admits_only_whom_both_name(confluence, tmp_path):
+    confluence.pages["6"].readers = [ALICE]
+    confluence.add_page("ENG", "8", "Bands draft", "<p>Draft.</p>", parent="4", reader_groups=["finance"])
+
+    documents = sync(confluence, tmp_path).documents
+
+    assert documents["ENG/6.md"].access == ("email:alice@example.com",)
+    assert documents["ENG/8.md"].access == (NOBODY,)
+
+
+def test_a_sync_with_nothing_changed_costs_only_the_listing_and_rewrites_nothing(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    stamps = {p: p.stat().st_mtime_ns for p in first.root.rglob("*") if p.is_file()}
+    confluence.calls.clear()
+
+    again = sync(confluence, tmp_path, first.state)
+
+    # per space: the space, its pages 3 a call (ENG 6: 2 calls, OPS 1), its attachments (ENG 3: 1, OPS 0: 1)
+    assert again.calls == len(confluence.calls) == (1 + 2 + 1) + (1 + 1 + 1)
+    assert not confluence.calls_to("/download") and not any("id in" in c.query.get("cql", "")
+                                                             for c in confluence.calls)
+    assert again.changed == [] and again.removed == []
+    assert again.documents == first.documents
+    assert {p: p.stat().st_mtime_ns for p in again.root.rglob("*") if p.is_file()} == stamps
+
+
+def test_an_edited_page_is_fetched_and_rewritten_alone(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    stamps = {p: p.stat().st_mtime_ns for p in first.root.rglob("*") if p.is_file()}
+    confluence.edit("3", "<p>Install the disk encryption and the VPN client.</p>",
+                    when="2026-02-03T12:00:00.000Z")
+    confluence.calls.clear()
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert again.changed == ["ENG/3.md"]
+    assert "the VPN client" in (again.root / "ENG/3.md").read_text()
+    meta = again.documents["ENG/3.md"]
+    assert (meta.version, meta.date) == ("5", "2026-02-03T12:00:00.000Z")
+    bodies = [c for c in confluence.calls if "id in" in c.query.get("cql", "")]
+    assert [c.query["cql"] for c in bodies] == ["id in (3)"]
+    assert [p for p, s in stamps.items() if p.stat().st_mtime_ns != s] == [again.root / "ENG/3.md"]
+
+
+def test_a_page_whose_body_cannot_be_fetched_keeps_its_last_good_copy(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    confluence.edit("3", "<p>New text.</p>")
+    confluence.fail_next(502, times=3, where="cql=id in")  # the body batch, each attempt
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert "disk encryption" in (again.root / "ENG/3.md").read_text()
+    assert again.kept == {"ENG/3.md": "Confluence answered 502 for eng-wiki (page bodies): "
+                                      "a server error, retried"}
+    assert again.documents["ENG/3.md"] == first.documents["ENG/3.md"]  # still version 4
+    assert sync(confluence, tmp_path, again.state).changed == ["ENG/3.md"]  # and fetched on the next sync
+
+
+def test_an_attachment_is_downloaded_once_and_again_when_its_version_changes(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    assert len(confluence.calls_to("/download/attachments/3/")) == 1
+    confluence.attachments["att1"].data, confluence.attachments["att1"].version = b"%PDF-1.4 guide v2", 2
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert again.changed == ["ENG/3/Laptop guide.pdf"]
+    assert (again.root / "ENG/3/Laptop guide.pdf").read_bytes() == b"%PDF-1.4 guide v2"
+    assert again.documents["ENG/3/Laptop guide.pdf"].version == "2"
+    assert len(confluence.calls_to("/download/attachments/3/")) == 2
+
+
+def test_a_page_the_search_index_has_not_seen_yet_is_fetched_by_id(confluence, tmp_path):
+    confluence.add_page("ENG", "9", "Brand new", "<p>Just written.</p>", parent="1")
+    confluence.unindexed.add("9")
+
+    fetched = sync(confluence, tmp_path)
+
+    assert "Just written." in (fetched.root / "ENG/9.md").read_text()
+    assert confluence.calls_to("/rest/api/content/9")
+
+
+def test_a_deleted_page_is_removed_with_its_attachments(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    del confluence.pages["3"]
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert sorted(again.removed) == ["ENG/3.md", "ENG/3/Laptop guide.pdf"]
+    assert not (again.root / "ENG/3.md").exists() and not (again.root / "ENG/3").exists()
+    assert "ENG/3.md" not in again.documents and "3" not in again.state["pages"]
+
+
+def test_a_failed_listing_removes_nothing_and_says_what_failed(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+    files = sorted(p for p in first.root.rglob("*") if p.is_file())
+    del confluence.pages["3"]
+    confluence.fail_next(500, times=3, where="type = attachment")  # ENG's attachments, each attempt
+
+    with pytest.raises(SourceError) as raised:
+        sync(confluence, tmp_path, first.state)
+
+    assert str(raised.value) == ("Confluence answered 500 for eng-wiki (the attachments of ENG): "
+                                 "a server error, retried")
+    assert raised.value.transient
+    assert sorted(p for p in first.root.rglob("*") if p.is_file()) == files
+
+
+def test_a_server_error_is_retried_with_backoff(confluence, tmp_path):
+    confluence.fail_next(503, times=2)
+    sleeps = Sleeps()
+
+    fetched = sync(confluence, tmp_path, sleeps=sleeps)
+
+    assert "ENG/1.md" in fetched.documents
+    assert len(sleeps) == 2 and sleeps[0] < sleeps[1]
+    assert [c.status for c in confluence.calls[:3]] == [503, 503, 200]
+
+
+def test_a_429_waits_the_retry_after_it_names_capped(confluence, tmp_path):
+    confluence.rate_limit_next("7")
+    sleeps = Sleeps()
+    sync(confluence, tmp_path, sleeps=sleeps)
+    assert sleeps == [7.0]
+    assert [c.status for c in confluence.calls[:2]] == [429, 200]
+
+    confluence.rate_limit_next("86400")
+    sleeps.clear()
+    sync(confluence, tmp_path / "again", sleeps=sleeps)
+    assert sleeps == [30.0]  # Retry.max_wait
+
+
+def test_a_429_is_waited_out_for_real(confluence, tmp_path):
+    confluence.rate_limit_next("1")
+    source = ConfluenceSource(name="eng-wiki", type="confluence", url=confluence.url, spaces=["OPS"],
+                              user_env="CONFLUENCE_USER", token_env="CONFLUENCE_TOKEN")
+
+    ConfluenceConnector(source, ENV).fetch(tmp_path, {}, no_progress)
+
+    limited, retried = confluence.calls[:2]
+    assert (limited.status, retried.status) == (429, 200) and retried.path == limited.path
+    assert retried.at - limited.at >= 1.0
+
+
+def test_a_refused_token_names_the_variable_and_never_the_token(confluence, tmp_path, caplog):
+    secret = "wrong-secret-1234567"
+    caplog.set_level(logging.DEBUG)
+    first = sync(confluence, tmp_path)
+    confluence.calls.clear()
+
+    with pytest.raises(SourceError) as raised:
+        sync(confluence, tmp_path, first.state, env={**ENV, "CONFLUENCE_TOKEN": secret})
+
+    assert str(raised.value) == ("Confluence answered 401 for eng-wiki: "
+                                 "check CONFLUENCE_TOKEN and CONFLUENCE_USER")
+    assert raised.value.variable == "CONFLUENCE_TOKEN" and not raised.value.transient
+    assert (first.root / "ENG/1.md").is_file()
+    assert [c.status for c in confluence.calls] == [401]  # a refused token is not retried
+    conn = connector(confluence, env={**ENV, "CONFLUENCE_TOKEN": secret})
+    for shown in (caplog.text, repr(conn), repr(raised.value), str(conn.check())):
+        assert secret not in shown and TOKEN not in shown
+
+
+def test_a_missing_variable_is_named(confluence, tmp_path):
+    with pytest.raises(SourceError, match="^eng-wiki: CONFLUENCE_TOKEN is not set") as raised:
+        sync(confluence, tmp_path, env={"CONFLUENCE_USER": EMAIL})
+    assert raised.value.variable == "CONFLUENCE_TOKEN"
+
+
+def test_an_unknown_space_fails_instead_of_listing_as_empty(confluence, tmp_path):
+    first = sync(confluence, tmp_path)
+
+    with pytest.raises(SourceError, match="^Confluence answered 404 for eng-wiki: space ENGX not found"):
+        sync(confluence, tmp_path, first.state, spaces=["ENGX", "OPS"])
+    assert (first.root / "ENG/1.md").is_file()
+
+
+def test_data_center_with_a_personal_access_token(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    server = FakeConfluence(bearer="dc-pat", context="/confluence")
+    server.add_page("DOC", "10", "Release notes", "<h2>9.2</h2><p>Faster search.</p>")
+    with server:
+        source = ConfluenceSource(name="dc-wiki", type="confluence", url=server.url, spaces=["DOC"],
+                                  token_env="CONFLUENCE_PAT")
+        fetched = ConfluenceConnector(source, {"CONFLUENCE_PAT": "dc-pat"}).fetch(tmp_path, {}, no_progress)
+        assert "## 9.2\n\nFaster search." in (fetched.root / "DOC/10.md").read_text()
+        assert all(c.authorization == "Bearer dc-pat" for c in server.calls)
+    assert "dc-pat" not in caplog.text and "dc-pat" not in repr(fetched)
+
+
+def test_check_counts_the_pages_of_each_space_and_changes_nothing(confluence):
+    report = connector(confluence).check()
+
+    assert report.ok and report.documents == 7
+    assert report.detail == f"{confluence.url}: pages ENG 6, OPS 1"
+    assert all(c.method == "GET" for c in confluence.calls)
+
+
+def test_check_reports_a_refused_token_in_one_line(confluence):
+    report = connector(confluence, env={**ENV, "CONFLUENCE_TOKEN": "nope"}).check()
+
+    assert not report.ok
+    assert report.detail.startswith("Confluence answered 401 for eng-wiki: check CONFLUENCE_TOKEN")
+
+
+@pytest.mark.parametrize("storage, markdown", [
+    ("<h3>Three</h3><h6>Six</h6><p>x</p>", "# T\n\n### Three\n\n###### Six\n\nx\n"),
+    ('<p><ac:link><ri:page ri:content-title="VPN"/><ac:link-body>the <b>VPN</b> page</ac:link-body></ac:link></p>',
+     "# T\n\nthe VPN page\n"),
+    ('<ac:task-list><ac:task><ac:task-id>7</ac:task-id><ac:task-status>complete</ac:task-status>'
+     '<ac:task-body>Return the laptop</ac:task-body></ac:task></ac:task-list>', "# T\n\n- Return the laptop\n"),
+    ('<p>Done <ac:emoticon ac:name="tick"/><ac:image><ri:attachment ri:filename="a.png"/></ac:image></p>',
+     "# T\n\nDone\n"),
+])
+def test_storage_format_becomes_markdown_a_reader_would_write(storage, markdown):
+    assert storage_to_markdown(storage, "T") == markdown
