@@ -40,6 +40,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_left, bisect_right
+from functools import lru_cache
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from rag.links import SOURCE_VIEW, safe_url
@@ -57,7 +58,7 @@ _TABLE_OR_CODE = re.compile(r"^\s*(?:\||```|~~~)|<t[rdh]\b|<table\b", re.IGNOREC
 _LINE_MARKER = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+|\d{1,9}[.)]\s+)?(?:\[[ xX]\]\s+)?")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_TAG = re.compile(r"<[^<>]+>")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _EMPHASIS = re.compile(r"\*\*|__|~~|[*`]|\\(?=[^\w\s])")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -160,20 +161,30 @@ def line_range(raw: str, chunk_text: str) -> tuple[int, int] | None:
     Both are compared as a page shows them, words in order: Markdown markup, comments, line breaks and
     case do not matter, and the passage may begin or end inside a raw line (or a word, when a chunk was cut).
     """
-    wanted = " ".join(_comparable(line) for line in chunk_text.splitlines()).strip()
-    wanted = " ".join(wanted.split())
+    wanted = " ".join(" ".join(map(_comparable, chunk_text.splitlines())).split())
     if not wanted:
         return None
-    raw = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), raw)
-    text, ends = "", []  # the raw file's words in one line; where each raw line's words end in it
-    for line in raw.splitlines():
-        words = _comparable(line)
-        text += (" " + words) if words and text else words
-        ends.append(len(text))
+    text, ends = _raw_words(raw)
     at = text.find(wanted)
     if at < 0:
         return None
     return bisect_right(ends, at) + 1, bisect_left(ends, at + len(wanted)) + 1
+
+
+@lru_cache(maxsize=8)  # the passages of one file are looked up one after another
+def _raw_words(raw: str) -> tuple[str, tuple[int, ...]]:
+    """The raw file's words as one comparable line, and where each raw line's words end in it."""
+    raw = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), raw)
+    pieces: list[str] = []
+    ends: list[int] = []
+    size = 0
+    for line in raw.splitlines():
+        words = _comparable(line)
+        if words:
+            size += len(words) + (1 if pieces else 0)
+            pieces.append(words)
+        ends.append(size)
+    return " ".join(pieces), tuple(ends)
 
 
 def plain_text(line: str) -> str:

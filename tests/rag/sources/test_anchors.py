@@ -114,6 +114,8 @@ def test_a_fragment_percent_encodes_its_delimiters_and_stays_short():
                   "attached. A pre-approval is needed.")
     url = passage_url(PAGE, "fragment", meals)
     assert url == PAGE + "#:~:text=Meals%20are%20reimbursed%20up,A%20pre%2Dapproval%20is%20needed."
+    compare = passage_url(PAGE, "fragment", chunk("If a < b > c, <b>pay</b> b."))
+    assert compare == PAGE + "#:~:text=If%20a%20%3C%20b%20%3E%20c%2C%20pay%20b.", "a tag is no text, < is"
     one = passage_url(PAGE, "fragment", chunk("Tips, up-front & later."))
     assert one == PAGE + "#:~:text=Tips%2C%20up%2Dfront%20%26%20later."
     assert len(passage_url(PAGE, "fragment", chunk(" ".join(["word"] * 200)))) < len(PAGE) + 80
