@@ -44,6 +44,7 @@ from functools import lru_cache
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from rag.links import SOURCE_VIEW, safe_url
+from rag.parsing.markdown import HTML_COMMENT
 from rag.sources.base import LinkStyle
 from rag.types import Chunk
 
@@ -60,7 +61,6 @@ _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _EMPHASIS = re.compile(r"\*\*|__|~~|[*`]|\\(?=[^\w\s])")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def passage_url(url: str | None, link: LinkStyle, chunk: Chunk, *, path: str = "",
@@ -174,7 +174,7 @@ def line_range(raw: str, chunk_text: str) -> tuple[int, int] | None:
 @lru_cache(maxsize=8)  # the passages of one file are looked up one after another
 def _raw_words(raw: str) -> tuple[str, tuple[int, ...]]:
     """The raw file's words as one comparable line, and where each raw line's words end in it."""
-    raw = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), raw)
+    raw = HTML_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), raw)
     pieces: list[str] = []
     ends: list[int] = []
     size = 0
