@@ -160,15 +160,37 @@ def line_range(raw: str, chunk_text: str) -> tuple[int, int] | None:
 
     Both are compared as a page shows them, words in order: Markdown markup, comments, line breaks and
     case do not matter, and the passage may begin or end inside a raw line (or a word, when a chunk was cut).
+    A passage the file holds twice is found where it first stands; `line_ranges` places a document's
+    passages in order, so a repeated one is found again further on.
     """
+    found = _locate(raw, chunk_text, 0)
+    return found[0] if found else None
+
+
+def line_ranges(raw: str, chunk_texts: list[str]) -> list[tuple[int, int] | None]:
+    """`line_range` of each of a document's passages, given in reading order: each is looked for from where
+    the one before it starts (passages overlap), or from the start of the file after one not found."""
+    ranges: list[tuple[int, int] | None] = []
+    after = 0
+    for text in chunk_texts:
+        found = _locate(raw, text, after) or _locate(raw, text, 0)
+        ranges.append(found[0] if found else None)
+        if found:
+            after = found[1] + 1
+    return ranges
+
+
+def _locate(raw: str, chunk_text: str, after: int) -> tuple[tuple[int, int], int] | None:
+    """The lines of the passage's first occurrence at or after `after` in the file's words, and where
+    that occurrence starts in them."""
     wanted = " ".join(" ".join(map(_comparable, chunk_text.splitlines())).split())
     if not wanted:
         return None
     text, ends = _raw_words(raw)
-    at = text.find(wanted)
+    at = text.find(wanted, after)
     if at < 0:
         return None
-    return bisect_right(ends, at) + 1, bisect_left(ends, at + len(wanted)) + 1
+    return (bisect_right(ends, at) + 1, bisect_left(ends, at + len(wanted)) + 1), at
 
 
 @lru_cache(maxsize=8)  # the passages of one file are looked up one after another
@@ -178,7 +200,7 @@ def _raw_words(raw: str) -> tuple[str, tuple[int, ...]]:
     pieces: list[str] = []
     ends: list[int] = []
     size = 0
-    for line in raw.splitlines():
+    for line in raw.replace("\r\n", "\n").split("\n"):  # lines as a git web view numbers them
         words = _comparable(line)
         if words:
             size += len(words) + (1 if pieces else 0)

@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from rag.chunking import Chunker, ChunkingConfig
 from rag.parsing.markdown import parse_markdown
-from rag.sources.anchors import line_range, passage_url, plain_text
+from rag.sources.anchors import line_range, line_ranges, passage_url, plain_text
 from rag.types import Chunk, ParsedDocument
 
 PAGE = "https://intranet.example.com/policies/travel"
@@ -230,3 +230,17 @@ def test_line_range_counts_lines_of_a_windows_file_and_says_none_for_text_it_doe
     joined = "Book trains through the travel desk at least two weeks ahead"  # a parser that joins lines
     assert line_range("Intro.\n\nBook trains through the **travel desk**\nat least two weeks ahead", joined) == (3, 4)
     assert line_range("Book trains", "Book trains through the travel desk") is None, "all of it, or nothing"
+
+
+def test_a_documents_passages_placed_in_order_find_a_repeated_paragraph_where_it_stands_again():
+    note = "Keep every receipt until the expense report is approved."
+    raw = f"# Trains\n\n{note}\n\nBook second class.\n\n# Hotels\n\n{note}\n\nBook three stars.\n"
+    texts = [f"{note}\n\nBook second class.", f"{note}\n\nBook three stars.", note, "Not in the file."]
+    assert line_ranges(raw, texts) == [(3, 5), (9, 11), (3, 3), None], "none further on: found from the start"
+    assert line_range(raw, f"{note}\n\nBook three stars.") == (9, 11)
+    assert line_range(raw, note) == (3, 3), "alone, a repeated passage is found where it first stands"
+
+
+def test_lines_are_counted_as_a_git_web_view_counts_them():
+    raw = "Page one ends here.\fPage two starts\nand goes on.\u2028Still line two."
+    assert line_range(raw, "and goes on. Still line two.") == (2, 2), "form feed and U+2028 break no line"
