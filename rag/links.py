@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from rag.markers import MODEL_MARKER
 
@@ -36,11 +36,32 @@ _HREF = re.compile(r"""(?:href|src)\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
 _DECIDING = re.compile(r"[\])>\n]")  # what can close an open `[…`, `[…](…`, `[…]: …` or `<…`
 _TRAILING = ".,;:!?'\")]}…"
 _HOST = re.compile(r"[a-z0-9.-]+")
+# Query parameters asking a git web view for a file's source rather than its rendering (GitHub and GitLab
+# `plain=1`, Gitea `display=source`), which footnotes add to open a file at its lines: the same document.
+SOURCE_VIEW = {"plain": "1", "display": "source"}
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%~"  # what `safe_url` leaves as it is: RFC 3986 delimiters and escapes
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def source_urls(urls: Iterable[str | None]) -> frozenset[str]:
     """The comparable forms of the http(s) URLs among `urls`."""
     return frozenset(key for key in map(_key, urls) if key)
+
+
+def safe_url(url: str | None) -> str | None:
+    """`url` with what no surface may read as its end (spaces, `|`, `<`, `>`, quotes) percent-encoded;
+    None unless it is an http(s) URL with a host: the only links a footnote or a citation may carry."""
+    url = (url or "").strip()
+    if not url or _CONTROL.search(url):
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    return quote(url, safe=_URL_SAFE)
 
 
 def unlink(text: str, allowed: frozenset[str], *, only: frozenset[str] | None = None) -> str:
@@ -147,7 +168,9 @@ def _trim(url: str) -> str:
 
 
 def _key(url: str | None) -> str | None:
-    """A URL in the form two spellings of one address share; None unless http(s) with a host."""
+    """A URL in the form two spellings of one address share; None unless http(s) with a host. The fragment
+    (a heading, a text fragment, lines, a page: a place in the same document) and a source-view parameter
+    do not count; a path's percent-escapes compare as the characters they stand for."""
     if not url:
         return None
     url = url.strip().strip("<>")
@@ -162,7 +185,8 @@ def _key(url: str | None) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not host:
         return None
     where = f"{host}:{port}" if port else host
-    return f"{where}{parts.path.rstrip('/')}?{parts.query}"
+    query = "&".join(p for p in parts.query.split("&") if p.partition("=")[::2] not in SOURCE_VIEW.items())
+    return f"{where}{unquote(parts.path).rstrip('/')}?{query}"
 
 
 def _host(url: str) -> str:

@@ -33,7 +33,7 @@ from bot.core.answering import no_index, unsupported_note
 from bot.core.reindex import TextStyle
 from bot.core.text import split_text
 from rag.feedback import REASONS
-from rag.links import source_urls, unlink
+from rag.links import safe_url, source_urls, unlink
 from rag.types import Answer, Chunk, Citation
 
 NO_INDEX = no_index("`/reindex`")
@@ -61,6 +61,13 @@ def escape(text: str) -> str:
     escaped forms as the characters themselves."""
     text = text.replace("&", "&amp;").replace("<", "&lt;")
     return re.sub(r"(?<!^)(?<!\n)>", "&gt;", text)
+
+
+def link(url: str | None, text: str) -> str:
+    """Slack's `<url|text>` for escaped `text`, or `text` alone when `url` is not an http(s) link. The URL
+    keeps nothing Slack would read as the end of it (`|`, `>`, spaces: percent-encoded); `&` is its entity."""
+    safe = safe_url(url)
+    return f"<{safe.replace('&', '&amp;')}|{text}>" if safe else text
 
 
 SLACK_STYLE = TextStyle(working=":hourglass_flowing_sand:", done=":white_check_mark:", failed=":x:", escape=escape)
@@ -92,9 +99,9 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     chunk = citation.chunk
     room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
     label = cut(escape(citation.location), room)
-    if chunk.url:
+    if safe_url(chunk.url):
         title = escape(unlink(chunk.title, frozenset()))  # as the location shows it
-        linked = label.replace(title, f"<{chunk.url}|{title}>", 1)
+        linked = label.replace(title, link(chunk.url, title), 1)
         label = linked if len(linked) <= room else label
     accessory = None
     if answer_id:
@@ -162,8 +169,8 @@ def source_modal(chunk: Chunk, location: str, *, title: str, vote_value: str | N
     body = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
     body = unlink(body, source_urls([chunk.url]))  # mrkdwn would link a bare URL to elsewhere
     blocks.extend(SectionBlock(text=MarkdownTextObject(text=p)) for p in escaped_pieces(body, SECTION_LIMIT))
-    if chunk.url:
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=f"<{chunk.url}|Open the document>")))
+    if safe_url(chunk.url):
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=link(chunk.url, "Open the document"))))
     blocks = blocks[: VIEW_BLOCK_LIMIT - 2]
     if note:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(note, 3000))]))

@@ -12,7 +12,7 @@ import re
 
 from microsoft_agents.activity import ClientCitation, ClientCitationAppearance
 
-from rag.links import source_urls, unlink
+from rag.links import safe_url, source_urls, unlink
 from rag.types import Chunk, Citation
 
 NAME_LIMIT, ABSTRACT_LIMIT, KEYWORD_LIMIT, KEYWORDS = 80, 160, 28, 3
@@ -66,7 +66,7 @@ def teams_citation(citation: Citation) -> ClientCitation:
     return ClientCitation(position=citation.marker, appearance=ClientCitationAppearance(
         name=cut(citation.location, NAME_LIMIT),
         abstract=cut(_shown(chunk, chunk.text), ABSTRACT_LIMIT),
-        url=chunk.url or None,
+        url=safe_url(chunk.url),
         keywords=_keywords(citation),
         text=_card(citation),
         encoding_format=CARD_FORMAT,

@@ -12,7 +12,7 @@ _FRONT_MATTER_ITEM = re.compile(r"^\s*-\s+(.*?)\s*$")
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 
 
@@ -38,7 +38,7 @@ def split_front_matter(source: str) -> tuple[dict[str, str], str]:
 
 def parse_markdown(source: str, page: int | None = None) -> list[Block]:
     """Blocks of a Markdown (or plain text) body, in order."""
-    source = _HTML_COMMENT.sub("", source.replace("\r\n", "\n").replace("\r", "\n"))
+    source = HTML_COMMENT.sub("", source.replace("\r\n", "\n").replace("\r", "\n"))
     blocks: list[Block] = []
     paragraph: list[str] = []
     fence: str | None = None

@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings, strategies as st
 
-from rag.links import LinkFilter, keep_cited, source_urls, unlink
+from rag.links import LinkFilter, keep_cited, safe_url, source_urls, unlink
 
 WIKI = source_urls(["https://wiki.example/travel", None, "javascript:alert(1)"])
 
@@ -71,3 +71,38 @@ def test_streamed_pieces_are_read_in_the_context_of_what_came_before():
     streamed = "".join(links.feed(piece) for piece in pieces) + links.flush()
     assert streamed == unlink(text, WIKI)
     assert streamed.startswith("see [a]: `https://evil.example/x`\nb: `https://evil.example/y`\nlong open text")
+
+
+def test_an_anchored_source_url_is_still_the_sources_own_page():
+    """A footnote's URL points into its document (rag.sources.anchors); the document is the source, so a
+    link to it with another anchor, or none, stays, and the anchor does not make another page a source."""
+    anchored = source_urls([
+        "https://wiki.example/travel#:~:text=Meals%20are%20reimbursed,45%20EUR",
+        "https://git.example/acme/handbook/blob/4f2a9c1/hr/r%C3%A8gles.md?plain=1#L12-L18",
+        "https://code.example/acme/handbook/src/commit/4f2a9c1/hr/sick.md?display=source#L3-L4",
+    ])
+    own = ("See the [travel wiki](https://wiki.example/travel), its [meals](https://wiki.example/travel#meals), "
+           "the [rules](https://git.example/acme/handbook/blob/4f2a9c1/hr/règles.md#L1) and "
+           "https://code.example/acme/handbook/src/commit/4f2a9c1/hr/sick.md.")
+    assert unlink(own, anchored) == own
+    elsewhere = "The [same words](https://evil.example/travel#:~:text=Meals%20are%20reimbursed,45%20EUR) elsewhere."
+    assert unlink(elsewhere, anchored) == "The same words (`evil.example`) elsewhere."
+    other_query = "[search](https://git.example/acme/handbook/blob/4f2a9c1/hr/règles.md?q=1)"
+    assert unlink(other_query, anchored) == "search (`git.example`)", "only the source-view parameter is ignored"
+
+
+def test_a_cited_passage_keeps_links_to_its_document_whichever_of_its_places_they_open():
+    meals = "https://wiki.example/travel#:~:text=Meals%20are%20reimbursed"
+    hotels = "https://wiki.example/travel#:~:text=Hotels%20up%20to"
+    visas = "https://wiki.example/visas#:~:text=Apply%20early"
+    text = "On the [wiki](https://wiki.example/travel#:~:text=Hotels%20up%20to) and [visas](https://wiki.example/visas)."
+    assert keep_cited(text, [meals], [meals, hotels, visas]) == \
+        "On the [wiki](https://wiki.example/travel#:~:text=Hotels%20up%20to) and visas (`wiki.example`)."
+
+
+def test_safe_url_gives_only_http_links_with_nothing_that_would_end_them_early():
+    assert safe_url("https://wiki.example/a b|c>d<e\"f`g") == "https://wiki.example/a%20b%7Cc%3Ed%3Ce%22f%60g"
+    assert safe_url(" https://wiki.example/x?a=1&b=2#:~:text=a%2Db ") == "https://wiki.example/x?a=1&b=2#:~:text=a%2Db"
+    for bad in ("javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "https://", "//wiki.example/a",
+                "https://wiki.example/a\r\nSet-Cookie: x", "", None):
+        assert safe_url(bad) is None, bad
