@@ -396,6 +396,8 @@ class IndexBuilder:
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")
+        if source.meta is not None and source.meta.url:
+            chunks = _anchored(chunks, source, data if doc.parser == "markdown" else None)
         record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
                             version=doc.version, date=doc.modified, date_source=doc.date_source,
                             metadata_version=METADATA_VERSION, source=source.source, collection=source.collection)
@@ -523,6 +525,20 @@ def _apply_source(doc, source: SourceFile) -> None:
     if meta.access is not None:
         doc.access = merge_access(tuple(i.lower() for i in meta.access)) if meta.access else ()
     doc.headings = tuple(h for h in meta.headings if h)
+
+
+def _anchored(chunks: list[Chunk], source: SourceFile, raw: bytes | None) -> list[Chunk]:
+    """Each passage's footnote link: the place in its document it quotes (its lines in a text file on a git
+    web view, its heading on a wiki page, its words on a web page, its page in a PDF)."""
+    from rag.sources.anchors import line_ranges, passage_url
+
+    meta = source.meta
+    lines: list[tuple[int, int] | None] = [None] * len(chunks)
+    if meta.link == "lines" and raw is not None:
+        lines = line_ranges(raw.decode("utf-8", "replace"), [c.text for c in chunks])
+    path = source.rel.split("/", 1)[1]
+    return [replace(c, url=passage_url(meta.url, meta.link, c, path=path, lines=at, ancestors=len(meta.headings)))
+            for c, at in zip(chunks, lines)]
 
 
 def _discover_sources(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
@@ -27,8 +28,9 @@ Spec = FolderSource | GitSource | WebSource | ConfluenceSource
 UNEXPECTED = "something unexpected went wrong (the details are in the bot's log)"
 
 
-def make_connector(spec: Spec) -> Connector:
-    """The connector of a source's type (imported only when a source of that type is declared)."""
+def make_connector(spec: Spec, workdir: Path) -> Connector:
+    """The connector of a source's type (imported only when a source of that type is declared); `workdir`
+    is the folder it keeps between runs."""
     if isinstance(spec, FolderSource):
         from rag.sources.folder import FolderConnector
 
@@ -36,7 +38,7 @@ def make_connector(spec: Spec) -> Connector:
     if isinstance(spec, GitSource):
         from rag.sources.git import GitConnector
 
-        return GitConnector(spec)
+        return GitConnector(spec, workdir=workdir)
     if isinstance(spec, WebSource):
         from rag.sources.web import WebConnector
 
@@ -81,7 +83,7 @@ class SourceSync:
 
     def __init__(self, specs: list[Spec], states: StateStore, build: Callable[..., IndexReport],
                  lock: Callable[[], AbstractContextManager], manifest: Callable[[], Manifest | None],
-                 connector: Callable[[Spec], Connector] = make_connector,
+                 connector: Callable[[Spec, Path], Connector] = make_connector,
                  clock: Callable[[], float] = time.time) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self.states = states
@@ -121,7 +123,8 @@ class SourceSync:
             progress(IndexProgress("fetch", done, total, f"{spec.name}: {what}" if what else spec.name))
 
         try:
-            fetched = self._connector(spec).fetch(self.states.workdir(spec.name), dict(state.connector), told)
+            workdir = self.states.workdir(spec.name)
+            fetched = self._connector(spec, workdir).fetch(workdir, dict(state.connector), told)
         except SourceError as exc:
             state.status.retry_after = exc.retry_after
             return SourceOutcome(spec.name, False, str(exc), exc.variable, seconds=self._clock() - began)
@@ -136,8 +139,6 @@ class SourceSync:
         return SourceOutcome(spec.name, True, fetched=fetched, seconds=self._clock() - began)
 
     def _roots(self, states: dict[str, SourceState], fresh: set[str]) -> list[SourceRoot]:
-        from pathlib import Path
-
         roots = []
         for name, spec in self.specs.items():
             state = states[name]
@@ -192,7 +193,7 @@ class SourceSync:
         results = {}
         for spec in self.chosen(names):
             try:
-                results[spec.name] = self._connector(spec).check()
+                results[spec.name] = self._connector(spec, self.states.workdir(spec.name)).check()
             except SourceError as exc:
                 results[spec.name] = CheckReport(False, detail=str(exc))
             except Exception:  # noqa: BLE001

@@ -138,12 +138,13 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
                         date="2026-11-30T09:15:00Z", access=("email:Ann@Example.com",), headings=("Finance", "Policies"))
     connector = Scripted("wiki", folder, {"42.md": meta})
     sync = kb.source_sync(kb.loader())
-    sync._connector = lambda spec: connector
+    sync._connector = lambda spec, workdir: connector
     report = sync.sync()
     assert report.ok
     chunk = kb.retriever.snapshot.chunks[0]
     assert (chunk.file, chunk.title, chunk.doc_version, chunk.doc_date) == ("wiki/42.md", "Travel rules", "7", "2026-11-30")
-    assert chunk.heading_path[:2] == ("Finance", "Policies") and chunk.url == "https://wiki.example.com/pages/42"
+    assert chunk.heading_path == ("Finance", "Policies", "Hotels")
+    assert chunk.url == "https://wiki.example.com/pages/42#Travelrules-Hotels"  # the cited heading, as the wiki names it
     assert chunk.access == ("email:ann@example.com",) and chunk.collection == "eng"
     assert sync.states.load("wiki").connector == {"seen": 1}
 
