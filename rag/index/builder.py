@@ -518,7 +518,8 @@ def _apply_source(doc, source: SourceFile) -> None:
         return
     if meta.url and meta.link != "template":  # a template is filled per passage
         doc.url = meta.url
-    doc.title = meta.title or doc.title
+    if meta.title and meta.title != doc.title:  # the heading the file opened with is not a section of it
+        doc.title_heading, doc.title = doc.title_heading or doc.title, meta.title
     doc.version = meta.version or doc.version
     if meta.date:
         doc.modified, doc.date_source = meta.date[:10], "source"
