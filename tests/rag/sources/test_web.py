@@ -366,3 +366,28 @@ def test_check_says_what_to_fix(tmp_path):
 
     assert not missing.ok and missing.detail == "INTRANET_TOKEN is not set (the token of intranet)"
     assert not refused.ok and refused.detail.endswith("answered 401 for intranet: check INTRANET_TOKEN")
+
+
+def test_a_page_moved_within_the_source_is_kept_under_its_new_address_only(site, tmp_path):
+    conn = connector(site)
+    first = fetch(conn, tmp_path)
+    site.put("/docs/time-off", page("Leave policy", [("Sick leave", "Call your manager before 9am on the first day.")]))
+    site.redirect("/docs/leave", "/docs/time-off")
+
+    again = fetch(conn, tmp_path, first.state)
+
+    assert again.removed == ["leave.md"] and again.changed == ["time-off.md"]
+    assert again.documents["time-off.md"].url == site.url + "/docs/time-off"
+    assert sorted(files(tmp_path)) == ["handbook.pdf", "index.md", "time-off.md", "travel.md"]
+
+
+def test_a_noindex_page_is_not_a_document_but_its_links_are_followed(tmp_path):
+    with FakeWebsite() as site:
+        hub = page("All forms", [("Forms", "Every form.")], ["forms/expenses"])
+        site.put("/docs/", hub.replace("<head>", "<head><meta name='robots' content='noindex, follow'>"))
+        site.put("/docs/forms/expenses", page("Expense form", [("Filling it in", "One line per receipt.")]))
+
+        fetched = fetch(connector(site), tmp_path)
+
+    assert set(fetched.documents) == {"forms/expenses.md"}
+    assert sorted(files(tmp_path)) == ["forms/expenses.md"]
