@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -63,7 +64,7 @@ class WebConnector:
     """A web source (see the module docstring)."""
 
     def __init__(self, spec: WebSource, env: Mapping[str, str] = os.environ, client: httpx.Client | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.spec = spec
         self.name = spec.name
         try:
@@ -84,14 +85,14 @@ class WebConnector:
             with self._site() as site:
                 site.read_robots()
                 listed = site.sitemap_pages()
-                reached = _start(site, lambda _: {})
+                reached = site.start(lambda _: {})
                 if listed is not None:
                     found = len(dict.fromkeys([reached.url, *listed]))
-                    detail = f"sitemap lists {found} pages under {self.spec.url}"
+                    detail = f"sitemap lists {found} pages under {shown(self.scope.start)}"
                 else:
                     page = read_page(reached.answer.body, reached.url) if _kind(reached.answer) in _HTML else None
                     found = 1 + len([u for u in (page.links if page else []) if site.allowed(u) and u != reached.url])
-                    detail = f"no sitemap; the start page links to {found - 1} pages under {self.spec.url}"
+                    detail = f"no sitemap; the start page links to {found - 1} pages under {shown(self.scope.start)}"
         except SourceError as exc:
             return CheckReport(False, detail=str(exc))
         limit = f" (max_pages {self.spec.max_pages})" if found > self.spec.max_pages else ""
@@ -111,11 +112,10 @@ class _Session:
     """A Site with its Fetcher and, unless one was given, its own HTTP client, closed after."""
 
     def __init__(self, spec: WebSource, scope: Scope, token: str | None, client: httpx.Client | None,
-                 sleep: Callable[[float], None] | None) -> None:
+                 sleep: Callable[[float], None]) -> None:
         self._own = client is None
         self._client = client or httpx.Client(timeout=TIMEOUT)
-        extra = {"sleep": sleep} if sleep is not None else {}
-        fetcher = Fetcher(site=scope.origin, token=token, delay=spec.delay, client=self._client, **extra)
+        fetcher = Fetcher(site=scope.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep)
         self.site = Site(spec, scope, fetcher)
 
     def __enter__(self) -> Site:
@@ -124,21 +124,6 @@ class _Session:
     def __exit__(self, *exc_info: object) -> None:
         if self._own:
             self._client.close()
-
-
-def _start(site: Site, headers: Callable[[str], dict[str, str]]) -> Reached:
-    """The start page, answered 200 or 304; anything else raises SourceError."""
-    start = site.scope.start
-    if not site.robots.can_fetch(start, USER_AGENT):
-        raise SourceError(f"robots.txt of {urlsplit(start).netloc} disallows {start} for {site.spec.name}")
-    try:
-        reached = site.follow(start, site.allowed, headers)
-    except Unreachable as exc:
-        raise SourceError(f"{urlsplit(start).netloc} {exc.reason} for {site.spec.name}", transient=True) from None
-    answer = reached.answer
-    if answer is None or answer.status not in (200, 304) or answer.too_large:
-        raise site.failure(answer, "the start page", reached.note)
-    return reached
 
 
 def _kind(answer: Answer | None) -> str:
@@ -188,7 +173,7 @@ class _Crawl:
         start, limit = self.site.scope.start, self.site.spec.max_pages
         self.progress(1, min(limit, len(listed or ()) + 1), start)
         self.seen.add(start)
-        links = self._settle(start, _start(self.site, self._validators))
+        links = self._settle(start, self.site.start(self._validators))
         queue, visited = deque(listed if listed is not None else links), 1
         while queue:
             url = queue.popleft()

@@ -28,7 +28,8 @@ _NOT_CONTENT = {"script", "style", "noscript", "template", "nav", "aside", "form
                 "select", "textarea", "dialog", "menu"}
 _NOT_CONTENT_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
 _NOT_CONTENT_NAMES = re.compile(
-    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|footer|sidebar|breadcrumbs?|cookies?|skip-link|site-header)(?:$|[\s_-])",
+    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|footer|sidebar|breadcrumbs?|cookies?|skip-link|site-header)"
+    r"(?:$|[\s_-])",
     re.IGNORECASE)
 _MARKDOWN_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)

@@ -57,6 +57,20 @@ class Site:
             url = target
         return Reached(url, None, "too many redirects")
 
+    def start(self, headers: Callable[[str], dict[str, str]]) -> Reached:
+        """The start page (the source's url), answered 200 or 304; anything else raises SourceError."""
+        start = self.scope.start
+        if not self.robots.can_fetch(start, USER_AGENT):
+            raise SourceError(f"robots.txt of {self._host} disallows {shown(start)} for {self.spec.name}")
+        try:
+            reached = self.follow(start, self.allowed, headers)
+        except Unreachable as exc:
+            raise SourceError(f"{self._host} {exc.reason} for {self.spec.name}", transient=True) from None
+        answer = reached.answer
+        if answer is None or answer.status not in (200, 304) or answer.too_large:
+            raise self.failure(answer, "the start page", reached.note)
+        return reached
+
     def read_robots(self) -> None:
         """robots.txt (RFC 9309): a 4xx allows everything; a 5xx or no answer stops the fetch."""
         url = f"{self.scope.origin}/robots.txt"
@@ -111,7 +125,7 @@ class Site:
             return SourceError(f"{what} of {self._host} {note} for {name}" + (f": check {token}" if token else ""),
                                variable=token)
         if answer.status in (401, 403):
-            fix = f"check {token}" if token else "the site wants a login: name the variable holding a token in token_env"
+            fix = f"check {token}" if token else "the site wants a login: set token_env to the variable holding a token"
             return SourceError(f"{self._host} answered {answer.status} for {name}: {fix}", variable=token)
         if answer.status in GONE:
             return SourceError(f"{what} of {name} answered {answer.status}: check the source's url")

@@ -8,12 +8,14 @@ It answers GET as a web server does:
     protocol 0.9: a `<urlset>`, or with `sitemap="index"` a `<sitemapindex>` naming /sitemaps/pages.xml);
   * 404 for any other path; `fail(path, status)` makes a path answer a status instead (a 500, a 410, a 429
     with a Retry-After, RFC 9110 10.2.3), `redirect(path, to)` a 301 with a Location;
+  * `slow(path, seconds)` delays an answer;
   * with `token`, 401 and a `WWW-Authenticate: Bearer` challenge to a request without `Bearer {token}`.
 Every request is recorded (`hits`) with the headers the tests look at.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 from dataclasses import dataclass
@@ -83,6 +85,7 @@ class FakeWebsite(LocalServer):
         self._failures: dict[str, list[tuple[int, dict[str, str]]]] = {}
         self._broken: dict[str, tuple[int, dict[str, str]]] = {}
         self._redirects: dict[str, str] = {}
+        self._slow: dict[str, float] = {}
         self._lock = threading.Lock()
         self._clock = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -118,6 +121,11 @@ class FakeWebsite(LocalServer):
             self._broken.pop(path, None)
             self._failures.pop(path, None)
 
+    def slow(self, path: str, seconds: float) -> None:
+        """`path` answers only after `seconds` (a client with a shorter timeout gives up first)."""
+        with self._lock:
+            self._slow[path] = seconds
+
     def redirect(self, path: str, to: str) -> None:
         with self._lock:
             self._redirects[path] = to
@@ -134,6 +142,10 @@ class FakeWebsite(LocalServer):
     async def _handle(self, request: web.Request) -> web.Response:
         path = request.raw_path  # as sent, query included
         headers = request.headers
+        with self._lock:
+            delay = self._slow.get(path, 0.0)
+        if delay:
+            await asyncio.sleep(delay)
         with self._lock:
             status, body, out = self._answer(path, headers)
             self.hits.append(Hit(path, status, headers.get("If-None-Match"), headers.get("If-Modified-Since"),

@@ -4,8 +4,11 @@ is requested, and what a re-sync keeps, rewrites and removes."""
 from __future__ import annotations
 
 import io
+import json
+import logging
 from pathlib import Path
 
+import httpx
 import pytest
 from reportlab.pdfgen import canvas
 
@@ -108,7 +111,7 @@ def test_an_unchanged_resync_makes_only_conditional_requests_and_writes_nothing(
     before = stamps(tmp_path)
     site.hits.clear()
 
-    again = fetch(conn, tmp_path, first.state)
+    again = fetch(conn, tmp_path, json.loads(json.dumps(first.state)))  # the state as it is stored
 
     pages = site.page_hits()
     documents = [h for h in pages if h.status != 404]  # the menu's dead links are asked for again
@@ -293,7 +296,8 @@ def test_a_path_traversal_or_a_very_long_url_stays_inside_the_mirror(tmp_path):
     assert "/escaped" not in {h.path for h in site.hits}  # %2e%2e is "..": outside the prefix, not asked for
 
 
-def test_the_start_page_answering_401_names_the_token_variable_and_never_the_token(tmp_path):
+def test_the_start_page_answering_401_names_the_token_variable_and_never_the_token(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
     with FakeWebsite(robots=ROBOTS, token=TOKEN) as site:
         publish(site)
         spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0, token_env="INTRANET_TOKEN")
@@ -307,6 +311,7 @@ def test_the_start_page_answering_401_names_the_token_variable_and_never_the_tok
     assert refused.value.variable == "INTRANET_TOKEN" and "expired" not in repr(refused.value)
     assert set(fetched.documents) == {"index.md", "travel.md", "leave.md", "handbook.pdf"}
     assert site.hits and all(h.authorization == f"Bearer {TOKEN}" for h in site.hits)
+    assert TOKEN not in caplog.text and "an-expired-token" not in caplog.text
 
 
 def test_a_redirect_outside_the_source_is_not_followed_and_carries_no_token(tmp_path):
@@ -336,6 +341,34 @@ def test_a_failing_start_page_or_robots_txt_raises_and_deletes_nothing(site, tmp
 
     assert start_failed.value.transient and "answered HTTP 500 for intranet" in str(start_failed.value)
     assert robots_failed.value.transient and str(robots_failed.value).startswith("robots.txt of 127.0.0.1")
+    assert files(tmp_path) == before
+
+
+def test_a_page_that_times_out_keeps_its_last_good_copy(site, tmp_path):
+    spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0)
+    with httpx.Client(timeout=0.3) as client:
+        conn = WebConnector(spec, env={}, client=client, sleep=Sleeps())
+        first = fetch(conn, tmp_path)
+        site.slow("/docs/travel", 1.0)
+
+        again = fetch(conn, tmp_path, first.state)
+
+    assert again.kept == {"travel.md": "timed out"} and "travel.md" in again.documents
+    assert "Per diem" in files(tmp_path)["travel.md"].decode()
+
+
+def test_a_failing_sitemap_raises_and_deletes_nothing(tmp_path):
+    with FakeWebsite(robots=ROBOTS, sitemap="urlset") as site:
+        publish(site)
+        conn = connector(site)
+        first = fetch(conn, tmp_path)
+        before = files(tmp_path)
+        site.fail("/sitemap.xml", 502)
+
+        with pytest.raises(SourceError) as failed:
+            fetch(conn, tmp_path, first.state)
+
+    assert failed.value.transient and "sitemap" in str(failed.value) and "HTTP 502" in str(failed.value)
     assert files(tmp_path) == before
 
 
@@ -371,7 +404,7 @@ def test_check_says_what_to_fix(tmp_path):
 def test_a_page_moved_within_the_source_is_kept_under_its_new_address_only(site, tmp_path):
     conn = connector(site)
     first = fetch(conn, tmp_path)
-    site.put("/docs/time-off", page("Leave policy", [("Sick leave", "Call your manager before 9am on the first day.")]))
+    site.put("/docs/time-off", page("Leave policy", [("Sick leave", "Call your manager before 9am.")]))
     site.redirect("/docs/leave", "/docs/time-off")
 
     again = fetch(conn, tmp_path, first.state)

@@ -8,7 +8,8 @@ from rag.sources.web_extract import read_page
 from rag.sources.web_mirror import Mirror, readable_name
 from rag.sources.web_urls import Scope, normalize, parse_sitemap
 
-MENU = '<div class="top-menu"><a href="/docs/">Intranet home</a> | <a href="/docs/forms">Forms and templates</a></div>'
+MENU = ('<div class="top-menu"><a href="/docs/">Intranet home</a> | '
+        '<a href="/docs/forms">Forms and templates</a></div>')
 FOOTER = '<div id="footer">Example Corp, imprint and privacy notice</div>'
 
 
@@ -95,10 +96,12 @@ def test_the_mirror_refuses_a_name_outside_its_folder(tmp_path):
 
 def test_a_sitemap_and_a_sitemap_index_are_read_and_anything_else_is_not_one():
     urlset = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-              b"<url><loc> https://x/docs/a </loc><lastmod>2026-01-01</lastmod></url><url><loc>https://x/docs/b</loc></url></urlset>")
+              b"<url><loc> https://x/docs/a </loc><lastmod>2026-01-01</lastmod></url>"
+              b"<url><loc>https://x/docs/b</loc></url></urlset>")
     index = (b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://x/s1.xml</loc>'
              b"</sitemap></sitemapindex>")
-    evil = b'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY e SYSTEM "file:///etc/passwd">]><urlset><url><loc>&e;</loc></url></urlset>'
+    evil = (b'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+            b"<urlset><url><loc>&e;</loc></url></urlset>")
 
     assert parse_sitemap(urlset).locations == ["https://x/docs/a", "https://x/docs/b"]
     assert parse_sitemap(index).is_index and parse_sitemap(index).locations == ["https://x/s1.xml"]
