@@ -126,6 +126,15 @@ class _Session:
             self._client.close()
 
 
+def _records(state: dict[str, Any]) -> dict[str, Record]:
+    """The records of the previous fetch; none when its state is of another version or unreadable."""
+    pages = state.get("pages") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+    try:
+        return {url: Record(**data) for url, data in (pages or {}).items()}
+    except (TypeError, AttributeError):
+        return {}
+
+
 def _kind(answer: Answer | None) -> str:
     if answer is None:
         return ""
@@ -160,8 +169,9 @@ class _Crawl:
         self.site = site
         self.mirror = mirror
         self.progress = progress
-        pages = state.get("pages", {}) if state.get("version") == STATE_VERSION else {}
-        self.old = {url: Record(**data) for url, data in pages.items()}
+        self.old = _records(state)
+        self.fresh = not self.old  # no state (a first fetch, or a lost one): files here are of no known page
+        self.failures = 0
         self.records: dict[str, Record] = {}
         self.taken = {r.name.lower(): url for url, r in self.old.items() if r.name}
         self.seen: set[str] = set()
@@ -174,7 +184,7 @@ class _Crawl:
         self.progress(1, min(limit, len(listed or ()) + 1), start)
         self.seen.add(start)
         links = self._settle(start, self.site.start(self._validators))
-        queue, visited = deque(listed if listed is not None else links), 1
+        queue, visited = deque(self._allowed(listed if listed is not None else links)), 1
         while queue:
             url = queue.popleft()
             if url in self.seen:
@@ -186,9 +196,15 @@ class _Crawl:
             self.progress(visited, min(limit, visited + len(queue)), url)
             links = self.visit(url)
             if listed is None:
-                queue.extend(u for u in links if u not in self.seen)
+                queue.extend(self._allowed(links))
         self._recheck_unreached()
+        if self.fresh and self.result.complete and not self.failures:
+            self._sweep()
         return self._finish()
+
+    def _allowed(self, links: list[str]) -> list[str]:
+        """The links not seen yet that robots.txt allows now (a page's stored links were read earlier)."""
+        return [u for u in links if u not in self.seen and self.site.allowed(u)]
 
     def visit(self, url: str) -> list[str]:
         """Fetch `url` and bring its document up to date; the source's pages it links to."""
@@ -213,7 +229,7 @@ class _Crawl:
             if (target is not None and target.name) or (reached.answer and reached.answer.status in GONE):
                 self._remove(url)  # moved to a page we have, or to one that is gone
             else:
-                self._keep(url, reached.note or f"redirects to {shown(final)}")
+                self._keep(url, reached.note or f"redirects to {shown(final)}, which failed")
         return links
 
     def _answered(self, url: str, answer: Answer) -> list[str]:
@@ -246,7 +262,7 @@ class _Crawl:
         elif (found := _suffix(answer, url)) is not None:
             data, suffix, meta, declared = answer.body, found, DocumentMeta(url=url), False
         else:
-            self._keep(url, f"not a document ({_kind(answer) or 'no type'})")
+            self._keep(url, f"not a document ({_kind(answer) or 'no type'})", failed=False)
             return []
         sha = hashlib.sha256(data).hexdigest()
         name = self._name(url, suffix)
@@ -284,7 +300,9 @@ class _Crawl:
             headers["If-Modified-Since"] = record.modified
         return headers
 
-    def _keep(self, url: str, reason: str) -> None:
+    def _keep(self, url: str, reason: str, *, failed: bool = True) -> None:
+        """`url` could not be read: its last good copy, if any, stays."""
+        self.failures += failed
         record = self.old.get(url)
         if record is not None and url not in self.records:
             self.records[url] = record
@@ -305,9 +323,17 @@ class _Crawl:
             if not self.site.scope.contains(url):
                 self._remove(url)  # the source's url changed: no longer one of its pages
             elif not self.site.robots.can_fetch(url, USER_AGENT):
-                self._keep(url, "robots.txt disallows it now")
+                self._keep(url, "robots.txt disallows it now", failed=False)
             else:
                 self.visit(url)
+
+    def _sweep(self) -> None:
+        """Files no page of a complete crawl names (left by a fetch whose state was lost) are removed."""
+        named = {r.name for r in self.records.values() if r.name}
+        for name in self.mirror.names():
+            if name not in named:
+                self.mirror.delete(name)
+                self.result.removed.append(name)
 
     def _finish(self) -> Fetched:
         result = self.result

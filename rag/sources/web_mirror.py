@@ -85,6 +85,11 @@ class Mirror:
             raise ValueError(f"{name!r} is not a name inside the mirror")
         return target
 
+    def names(self) -> list[str]:
+        """The names of the files in the folder (not the hidden ones, such as a write left half done)."""
+        return sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
+                      if p.is_file() and not any(part.startswith(".") for part in p.relative_to(self.root).parts))
+
     def has(self, name: str) -> bool:
         return self.path(name).is_file()
 

@@ -53,7 +53,7 @@ class Site:
                 return Reached(url, answer)
             target = normalize(answer.headers.get("location", ""), url)
             if target is None or not allowed(target):
-                return Reached(target or url, None, f"redirected outside {shown(self.scope.start)}")
+                return Reached(target or url, None, f"redirects to {shown(target or 'nowhere')}")
             url = target
         return Reached(url, None, "too many redirects")
 

@@ -58,7 +58,7 @@ def site():
 
 
 def connector(site: FakeWebsite, sleeps: Sleeps | None = None, **fields) -> WebConnector:
-    spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0, **fields)
+    spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", **{"delay": 0, **fields})
     return WebConnector(spec, env={}, sleep=sleeps if sleeps is not None else Sleeps())
 
 
@@ -269,13 +269,16 @@ def test_a_sitemap_index_named_in_robots_txt_is_followed(tmp_path):
     assert [h.path for h in site.hits[:3]] == ["/robots.txt", "/sitemap.xml", "/sitemaps/pages.xml"]
 
 
-def test_a_crawl_delay_longer_than_the_sources_delay_spaces_the_requests(site, tmp_path):
+def test_requests_are_spaced_by_the_sources_delay_or_a_longer_crawl_delay(site, tmp_path):
+    sleeps, slower = Sleeps(), Sleeps()
+    fetch(connector(site, sleeps, delay=0.25), tmp_path / "a")
+    requests = len(site.hits)
     site.robots = ROBOTS + "Crawl-delay: 2\n"
-    sleeps = Sleeps()
 
-    fetch(connector(site, sleeps), tmp_path)
+    fetch(connector(site, slower, delay=0.25), tmp_path / "b")
 
-    assert len(sleeps) == len(site.hits) - 1 and all(1.9 < s <= 2 for s in sleeps)
+    assert len(sleeps) == requests - 1 and all(0.2 < s <= 0.25 for s in sleeps)
+    assert len(slower) == len(site.hits) - requests - 1 and all(1.9 < s <= 2 for s in slower)
 
 
 def test_a_path_traversal_or_a_very_long_url_stays_inside_the_mirror(tmp_path):
@@ -315,15 +318,24 @@ def test_the_start_page_answering_401_names_the_token_variable_and_never_the_tok
 
 
 def test_a_redirect_outside_the_source_is_not_followed_and_carries_no_token(tmp_path):
-    with FakeWebsite() as other, FakeWebsite(token=TOKEN) as site:
+    with FakeWebsite() as other, FakeWebsite(robots=ROBOTS, token=TOKEN) as site:
         publish(site)
         other.put("/docs/leave", page("Leave elsewhere", [("x", "y")]))
-        site.redirect("/docs/leave", other.url + "/docs/leave")
+        other.put("/login", page("Sign in", [("x", "y")]))
         spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0, token_env="INTRANET_TOKEN")
+        conn = WebConnector(spec, env={"INTRANET_TOKEN": TOKEN})
+        first = fetch(conn, tmp_path)
+        site.redirect("/docs/leave", other.url + "/docs/leave")
 
-        fetched = fetch(WebConnector(spec, env={"INTRANET_TOKEN": TOKEN}), tmp_path)
+        again = fetch(conn, tmp_path, first.state)
+        site.redirect("/docs/", other.url + "/login?next=/docs/")
+        with pytest.raises(SourceError) as refused:
+            fetch(conn, tmp_path, again.state)
 
-    assert other.hits == [] and "leave.md" not in fetched.documents
+    assert other.hits == []
+    assert again.kept == {"leave.md": f"redirects to {other.url}/docs/leave"} and "leave.md" in again.documents
+    assert str(refused.value) == (f"the start page of 127.0.0.1:{site.port} redirects to {other.url}/login "
+                                  "for intranet: check INTRANET_TOKEN")
 
 
 def test_a_failing_start_page_or_robots_txt_raises_and_deletes_nothing(site, tmp_path):
@@ -424,3 +436,24 @@ def test_a_noindex_page_is_not_a_document_but_its_links_are_followed(tmp_path):
 
     assert set(fetched.documents) == {"forms/expenses.md"}
     assert sorted(files(tmp_path)) == ["forms/expenses.md"]
+
+
+def test_a_fetch_whose_state_was_lost_removes_the_files_no_page_names_once_the_crawl_is_complete(site, tmp_path):
+    conn = connector(site)
+    fetch(conn, tmp_path)
+    site.delete("/docs/leave")
+
+    again = fetch(conn, tmp_path, {})  # the state was lost: leave.md is of no page we know
+
+    assert again.removed == ["leave.md"] and sorted(files(tmp_path)) == ["handbook.pdf", "index.md", "travel.md"]
+
+
+def test_a_fetch_whose_state_was_lost_removes_nothing_when_a_page_failed(site, tmp_path):
+    conn = connector(site)
+    fetch(conn, tmp_path)
+    site.delete("/docs/leave")
+    site.fail("/docs/travel", 500)
+
+    again = fetch(conn, tmp_path, {"version": 99, "pages": "from another version"})
+
+    assert again.removed == [] and "leave.md" in files(tmp_path)
