@@ -126,6 +126,30 @@ class _Session:
             self._client.close()
 
 
+@dataclass(frozen=True)
+class _Content:
+    """What a page's 200 answer gives the mirror."""
+
+    data: bytes | None  # the file to write; None: the page may not be indexed (noindex)
+    suffix: str = ".md"
+    meta: DocumentMeta = DocumentMeta()
+    dated: bool = False  # the page declares its date (else it is the answer's Last-Modified)
+    links: list[str] = field(default_factory=list)
+
+
+def _content(url: str, answer: Answer, allowed: Callable[[str], bool]) -> _Content | None:
+    """The document in a 200 answer: a page's main content, or a file as it is; None when it is neither."""
+    if _kind(answer) in _HTML:
+        page = read_page(answer.body, url, answer.charset)
+        links = [u for u in page.links if allowed(u)]
+        if not page.index:
+            return _Content(None, links=links)
+        meta = DocumentMeta(url=url, link="fragment", title=page.title, date=page.date or _modified(answer)[0])
+        return _Content(page.markdown.encode("utf-8"), ".md", meta, page.date is not None, links)
+    suffix = _suffix(answer, url)
+    return _Content(answer.body, suffix, DocumentMeta(url=url)) if suffix else None
+
+
 def _records(state: dict[str, Any]) -> dict[str, Record]:
     """The records of the previous fetch; none when its state is of another version or unreadable."""
     pages = state.get("pages") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
@@ -245,37 +269,32 @@ class _Crawl:
         return self._store(url, answer)
 
     def _store(self, url: str, answer: Answer) -> list[str]:
+        """A page answered 200: its document written when it changed; the source's pages it links to."""
+        content = _content(url, answer, self.site.allowed)
         old = self.old.get(url)
-        date, mtime = _modified(answer)
-        links: list[str] = []
-        if _kind(answer) in _HTML:
-            page = read_page(answer.body, url, answer.charset)
-            links = [u for u in page.links if self.site.allowed(u)]
-            if not page.index:
-                self._remove(url)
-                self.records[url] = Record("", answer.headers.get("etag"), answer.headers.get("last-modified"),
-                                           links=links)
-                return links
-            data, suffix = page.markdown.encode("utf-8"), ".md"
-            meta = DocumentMeta(url=url, link="fragment", title=page.title, date=page.date or date)
-            declared = page.date is not None
-        elif (found := _suffix(answer, url)) is not None:
-            data, suffix, meta, declared = answer.body, found, DocumentMeta(url=url), False
-        else:
+        validators = answer.headers.get("etag"), answer.headers.get("last-modified")
+        if content is None:
             self._keep(url, f"not a document ({_kind(answer) or 'no type'})", failed=False)
             return []
-        sha = hashlib.sha256(data).hexdigest()
-        name = self._name(url, suffix)
+        if content.data is None or not content.data.strip():
+            if old is not None and old.name and content.data is not None:
+                self._keep(url, "no text in the page")  # more likely a broken page than an emptied one
+                return content.links
+            self._remove(url)  # noindex: not a document (any more), its links still followed
+            self.records[url] = Record("", *validators, links=content.links)
+            return content.links
+        sha = hashlib.sha256(content.data).hexdigest()
+        name = self._name(url, content.suffix)
+        meta = content.meta
         same = old is not None and old.name == name and old.sha == sha and self.mirror.has(name)
-        if same and not declared and meta.date != old.meta.get("date"):
+        if same and not content.dated and meta.date != old.meta.get("date"):
             meta = replace(meta, date=old.meta.get("date"))  # a server that stamps every answer "now"
         if not same:
-            self.mirror.write(name, data, mtime)
+            self.mirror.write(name, content.data, _modified(answer)[1])
         if not same or meta.to_dict() != old.meta:
             self.result.changed.append(name)
-        self.records[url] = Record(name, answer.headers.get("etag"), answer.headers.get("last-modified"), sha,
-                                   meta.to_dict(), links)
-        return links
+        self.records[url] = Record(name, *validators, sha, meta.to_dict(), content.links)
+        return content.links
 
     def _name(self, url: str, suffix: str) -> str:
         old = self.old.get(url)

@@ -77,6 +77,8 @@ def decode(data: bytes, charset: str | None) -> str:
 
 def main_content(text: str, region: lxml.html.HtmlElement) -> str:
     """trafilatura's Markdown of the page, unless it lost headings of the content `region`: then the region's."""
+    if not region.text_content().strip():
+        return ""  # only menus and footers: whatever trafilatura would find is one of them
     extracted = trafilatura.extract(
         text, output_format="markdown", include_comments=False, include_tables=True, include_links=False,
         include_images=False, deduplicate=False) or ""

@@ -457,3 +457,13 @@ def test_a_fetch_whose_state_was_lost_removes_nothing_when_a_page_failed(site, t
     again = fetch(conn, tmp_path, {"version": 99, "pages": "from another version"})
 
     assert again.removed == [] and "leave.md" in files(tmp_path)
+
+
+def test_a_page_that_comes_back_empty_keeps_its_last_good_copy(site, tmp_path):
+    conn = connector(site)
+    first = fetch(conn, tmp_path)
+    site.put("/docs/leave", "<html><body><nav><a href='/docs/'>Intranet home</a></nav></body></html>")
+
+    again = fetch(conn, tmp_path, first.state)
+
+    assert again.kept == {"leave.md": "no text in the page"} and "Sick leave" in files(tmp_path)["leave.md"].decode()
