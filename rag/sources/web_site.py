@@ -20,6 +20,7 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 GONE = frozenset({404, 410})
 MAX_REDIRECTS = 5
 MAX_SITEMAPS = 50  # sitemap files read per fetch (an index and its sitemaps)
+MAX_CRAWL_DELAY = 60.0  # a longer Crawl-delay would keep one fetch going for days
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ class Site:
         return reached
 
     def read_robots(self) -> None:
-        """robots.txt (RFC 9309): a 4xx allows everything; a 5xx or no answer stops the fetch."""
+        """robots.txt (RFC 9309): a 4xx allows everything; a 5xx or no answer stops the fetch. Its
+        Crawl-delay spaces the requests when longer than the source's delay (up to a minute)."""
         url = f"{self.scope.origin}/robots.txt"
         reached = self._get(url, "robots.txt", lambda u: origin(u) == self.scope.origin)
         answer = reached.answer
@@ -82,8 +84,8 @@ class Site:
             self.robots = Protego.parse(answer.body.decode("utf-8", errors="replace"))
         else:
             raise self.failure(answer, "robots.txt")
-        delay = self.robots.crawl_delay(USER_AGENT)
-        self.fetcher.delay = max(self.spec.delay, float(delay or 0))
+        delay = min(float(self.robots.crawl_delay(USER_AGENT) or 0), MAX_CRAWL_DELAY)
+        self.fetcher.delay = max(self.spec.delay, delay)
 
     def sitemap_pages(self) -> list[str] | None:
         """The source's pages the sitemaps list (robots.txt's `Sitemap:` lines, else sitemap.xml in the
@@ -97,7 +99,7 @@ class Site:
         while todo and read < MAX_SITEMAPS:
             url = todo.popleft()
             read += 1
-            answer = self._get(url, "its sitemap", lambda u: origin(u) == self.scope.origin).answer
+            answer = self._get(url, f"the sitemap {shown(url)}", lambda u: origin(u) == self.scope.origin).answer
             if answer is None or _absent(answer):
                 continue  # no sitemap there
             if answer.status != 200 or answer.too_large:
