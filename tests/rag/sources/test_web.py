@@ -338,21 +338,23 @@ def test_a_redirect_outside_the_source_is_not_followed_and_carries_no_token(tmp_
                                   "for intranet: check INTRANET_TOKEN")
 
 
-def test_a_failing_start_page_or_robots_txt_raises_and_deletes_nothing(site, tmp_path):
-    conn = connector(site)
-    first = fetch(conn, tmp_path)
-    before = files(tmp_path)
+@pytest.mark.parametrize("path, status, message", [
+    ("/docs/", 500, "the start page of 127.0.0.1:{port} answered HTTP 500 for intranet"),
+    ("/robots.txt", 503, "robots.txt of 127.0.0.1:{port} answered HTTP 503 for intranet"),
+    ("/sitemap.xml", 502, "the sitemap {url}/sitemap.xml of 127.0.0.1:{port} answered HTTP 502 for intranet"),
+])
+def test_a_failing_start_page_robots_txt_or_sitemap_raises_and_deletes_nothing(tmp_path, path, status, message):
+    with FakeWebsite(robots=ROBOTS, sitemap="urlset") as site:
+        publish(site)
+        conn = connector(site)
+        first = fetch(conn, tmp_path)
+        before = files(tmp_path)
+        site.fail(path, status)
 
-    site.fail("/docs/", 500)
-    with pytest.raises(SourceError) as start_failed:
-        fetch(conn, tmp_path, first.state)
-    site.heal("/docs/")
-    site.fail("/robots.txt", 503)
-    with pytest.raises(SourceError) as robots_failed:
-        fetch(conn, tmp_path, first.state)
+        with pytest.raises(SourceError) as failed:
+            fetch(conn, tmp_path, first.state)
 
-    assert start_failed.value.transient and "answered HTTP 500 for intranet" in str(start_failed.value)
-    assert robots_failed.value.transient and str(robots_failed.value).startswith("robots.txt of 127.0.0.1")
+    assert str(failed.value) == message.format(port=site.port, url=site.url) and failed.value.transient
     assert files(tmp_path) == before
 
 
@@ -367,21 +369,6 @@ def test_a_page_that_times_out_keeps_its_last_good_copy(site, tmp_path):
 
     assert again.kept == {"travel.md": "timed out"} and "travel.md" in again.documents
     assert "Per diem" in files(tmp_path)["travel.md"].decode()
-
-
-def test_a_failing_sitemap_raises_and_deletes_nothing(tmp_path):
-    with FakeWebsite(robots=ROBOTS, sitemap="urlset") as site:
-        publish(site)
-        conn = connector(site)
-        first = fetch(conn, tmp_path)
-        before = files(tmp_path)
-        site.fail("/sitemap.xml", 502)
-
-        with pytest.raises(SourceError) as failed:
-            fetch(conn, tmp_path, first.state)
-
-    assert failed.value.transient and "sitemap" in str(failed.value) and "HTTP 502" in str(failed.value)
-    assert files(tmp_path) == before
 
 
 def test_a_site_that_cannot_be_reached_is_a_transient_source_error(tmp_path):
