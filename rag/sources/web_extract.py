@@ -24,8 +24,9 @@ _BLOCKS = _HEADINGS | {
     "p", "div", "section", "article", "main", "header", "footer", "ul", "ol", "li", "dl", "dt", "dd", "table",
     "pre", "blockquote", "figure", "figcaption", "address", "details", "summary", "hr", "center",
 }
-_NOT_CONTENT = {"script", "style", "noscript", "template", "nav", "aside", "form", "button", "svg", "iframe",
-                "select", "textarea", "dialog", "menu"}
+# Not <form>: ASP.NET (SharePoint) pages put the whole page in one.
+_NOT_CONTENT = {"script", "style", "noscript", "template", "nav", "aside", "button", "svg", "iframe", "select",
+                "textarea", "dialog", "menu"}
 _NOT_CONTENT_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
 _NOT_CONTENT_NAMES = re.compile(
     r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|footer|sidebar|breadcrumbs?|cookies?|skip-link|site-header)"

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from reportlab.pdfgen import canvas
 
+from rag.parsing.markdown import parse_markdown
 from rag.sources.base import DocumentMeta, SourceError
 from rag.sources.config import WebSource
 from rag.sources.web import WebConnector
@@ -82,7 +83,8 @@ def test_first_crawl_writes_each_pages_main_content_with_its_headings_and_metada
     travel = (tmp_path / "pages" / "travel.md").read_text()
     assert travel.startswith("# Travel policy\n")
     assert "## Per diem\n\nThe daily allowance is 60 euros for meals, paid with the next salary." in travel
-    assert "## Receipts" in travel
+    headings = [(b.level, b.text) for b in parse_markdown(travel) if b.kind == "heading"]
+    assert headings == [(1, "Travel policy"), (2, "Per diem"), (2, "Receipts"), (2, "Related pages")]
     for boilerplate in [*MENU, FOOTER]:
         assert boilerplate not in travel
     assert fetched.documents["travel.md"] == DocumentMeta(

@@ -107,3 +107,14 @@ def test_a_sitemap_and_a_sitemap_index_are_read_and_anything_else_is_not_one():
     assert parse_sitemap(index).is_index and parse_sitemap(index).locations == ["https://x/s1.xml"]
     assert parse_sitemap(b"<html><body>Not found</body></html>") is None
     assert "root:" not in "".join(parse_sitemap(evil).locations if parse_sitemap(evil) else [])
+
+
+def test_a_page_wrapped_in_one_form_keeps_its_content():
+    html = (f"<html><head><title>Onboarding</title></head><body><form id='aspnetForm'>{MENU}<div class='ms-body'>"
+            "<h2>First day</h2><div>Collect your badge at the front desk at 9.</div>"
+            f"<h2>First week</h2><div>Meet your buddy.</div></div>{FOOTER}</form></body></html>")
+
+    markdown = read_page(html.encode(), "https://intranet.example.com/docs/onboarding").markdown
+
+    assert "## First day\n\nCollect your badge at the front desk at 9." in markdown
+    assert "## First week\n\nMeet your buddy." in markdown and "Forms and templates" not in markdown
