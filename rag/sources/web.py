@@ -1,0 +1,362 @@
+"""The web source (`type: web`): the pages of a site under one URL prefix, kept as files for the indexer.
+
+A fetch reads robots.txt (and keeps to it), takes the pages the sitemaps list or else follows links
+breadth-first from the source's url, up to `max_pages`, one request at a time, `delay` seconds apart
+(or the site's Crawl-delay when longer). A page's main content is written as Markdown under
+`pages/` (a PDF or an Office file as itself), with its URL, title and date as its metadata.
+
+Re-syncs are conditional GETs with the stored ETag and Last-Modified: a 304, or a body that hashes the
+same, writes nothing. A page that answers 404 or 410 is removed; one that fails otherwise (a 5xx, a
+timeout, a 429) keeps its last good copy, and so does one the crawl no longer reaches (cut short, no
+longer linked) unless asking for it directly says it is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from rag.parsing.metadata import normalize_date
+from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
+from rag.sources.config import WebSource
+from rag.sources.web_extract import read_page
+from rag.sources.web_http import TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable, shown
+from rag.sources.web_mirror import Mirror
+from rag.sources.web_site import GONE, Reached, Site
+from rag.sources.web_urls import Scope
+
+STATE_VERSION = 1
+_HTML = {"text/html", "application/xhtml+xml"}
+_FILES = {
+    "application/pdf": ".pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+    "text/plain": ".txt",
+    "text/markdown": ".md",
+}
+_UNTYPED = {"", "application/octet-stream", "binary/octet-stream"}  # then the URL's suffix tells
+
+
+@dataclass
+class Record:
+    """What the mirror holds of one URL; kept in the state between fetches."""
+
+    name: str  # the document's name under the pages folder; "" for a page that is not one (noindex)
+    etag: str | None = None
+    modified: str | None = None  # the Last-Modified header, as the site sent it
+    sha: str = ""  # of the file written
+    meta: dict[str, Any] = field(default_factory=dict)  # DocumentMeta.to_dict()
+    links: list[str] = field(default_factory=list)  # the source's pages it links to (followed on a 304)
+
+
+class WebConnector:
+    """A web source (see the module docstring)."""
+
+    def __init__(self, spec: WebSource, env: Mapping[str, str] = os.environ, client: httpx.Client | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.spec = spec
+        self.name = spec.name
+        try:
+            self.scope = Scope.of(spec.url)
+        except ValueError:
+            raise SourceError(f"{spec.name}: url must be an http or https URL") from None
+        self._env = env
+        self._client = client
+        self._sleep = sleep
+
+    def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
+        with self._site() as site:
+            return _Crawl(site, Mirror(workdir / "pages"), state, progress).run()
+
+    def check(self) -> CheckReport:
+        """robots.txt, the sitemaps and the start page read; nothing written."""
+        try:
+            with self._site() as site:
+                site.read_robots()
+                listed = site.sitemap_pages()
+                reached = site.start(lambda _: {})
+                if listed is not None:
+                    found = len(dict.fromkeys([reached.url, *listed]))
+                    detail = f"sitemap lists {found} pages under {shown(self.scope.start)}"
+                else:
+                    page = read_page(reached.answer.body, reached.url) if _kind(reached.answer) in _HTML else None
+                    found = 1 + len([u for u in (page.links if page else []) if site.allowed(u) and u != reached.url])
+                    detail = f"no sitemap; the start page links to {found - 1} pages under {shown(self.scope.start)}"
+        except SourceError as exc:
+            return CheckReport(False, detail=str(exc))
+        limit = f" (max_pages {self.spec.max_pages})" if found > self.spec.max_pages else ""
+        return CheckReport(True, found, detail + limit)
+
+    def _site(self) -> _Session:
+        token = None
+        if self.spec.token_env:
+            token = self._env.get(self.spec.token_env)
+            if not token:
+                raise SourceError(f"{self.spec.token_env} is not set (the token of {self.name})",
+                                  variable=self.spec.token_env)
+        return _Session(self.spec, self.scope, token, self._client, self._sleep)
+
+
+class _Session:
+    """A Site with its Fetcher and, unless one was given, its own HTTP client, closed after."""
+
+    def __init__(self, spec: WebSource, scope: Scope, token: str | None, client: httpx.Client | None,
+                 sleep: Callable[[float], None]) -> None:
+        self._own = client is None
+        self._client = client or httpx.Client(timeout=TIMEOUT)
+        fetcher = Fetcher(site=scope.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep)
+        self.site = Site(spec, scope, fetcher)
+
+    def __enter__(self) -> Site:
+        return self.site
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._own:
+            self._client.close()
+
+
+@dataclass(frozen=True)
+class _Content:
+    """What a page's 200 answer gives the mirror."""
+
+    data: bytes | None  # the file to write; None: the page may not be indexed (noindex)
+    suffix: str = ".md"
+    meta: DocumentMeta = DocumentMeta()
+    dated: bool = False  # the page declares its date (else it is the answer's Last-Modified)
+    links: list[str] = field(default_factory=list)
+
+
+def _content(url: str, answer: Answer, allowed: Callable[[str], bool]) -> _Content | None:
+    """The document in a 200 answer: a page's main content, or a file as it is; None when it is neither."""
+    if _kind(answer) in _HTML:
+        page = read_page(answer.body, url, answer.charset)
+        links = [u for u in page.links if allowed(u)]
+        if not page.index:
+            return _Content(None, links=links)
+        meta = DocumentMeta(url=url, link="fragment", title=page.title, date=page.date or _modified(answer)[0])
+        return _Content(page.markdown.encode("utf-8"), ".md", meta, page.date is not None, links)
+    suffix = _suffix(answer, url)
+    return _Content(answer.body, suffix, DocumentMeta(url=url)) if suffix else None
+
+
+def _records(state: dict[str, Any]) -> dict[str, Record]:
+    """The records of the previous fetch; none when its state is of another version or unreadable."""
+    pages = state.get("pages") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+    try:
+        return {url: Record(**data) for url, data in (pages or {}).items()}
+    except (TypeError, AttributeError):
+        return {}
+
+
+def _kind(answer: Answer | None) -> str:
+    if answer is None:
+        return ""
+    return answer.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _suffix(answer: Answer, url: str) -> str | None:
+    """The file suffix of a non-HTML document, None when the answer is not one the indexer reads."""
+    kind = _kind(answer)
+    if kind in _FILES:
+        return _FILES[kind]
+    if kind in _UNTYPED:
+        path = urlsplit(url).path.lower()
+        return next((s for s in set(_FILES.values()) if path.endswith(s)), None)
+    return None
+
+
+def _modified(answer: Answer) -> tuple[str | None, float | None]:
+    """Last-Modified as an ISO date and as a file time."""
+    value = answer.headers.get("last-modified")
+    try:
+        stamp = parsedate_to_datetime(value).timestamp() if value else None
+    except (TypeError, ValueError, IndexError):
+        stamp = None
+    return normalize_date(value), stamp
+
+
+class _Crawl:
+    """One fetch: the crawl, and the mirror brought up to date with what it found."""
+
+    def __init__(self, site: Site, mirror: Mirror, state: dict[str, Any], progress: Progress) -> None:
+        self.site = site
+        self.mirror = mirror
+        self.progress = progress
+        self.old = _records(state)
+        self.fresh = not self.old  # no state (a first fetch, or a lost one): files here are of no known page
+        self.failures = 0
+        self.records: dict[str, Record] = {}
+        self.taken = {r.name.lower(): url for url, r in self.old.items() if r.name}
+        self.seen: set[str] = set()
+        self.result = Fetched(root=mirror.root)
+
+    def run(self) -> Fetched:
+        self.site.read_robots()
+        listed = self.site.sitemap_pages()
+        start, limit = self.site.scope.start, self.site.spec.max_pages
+        self.progress(1, min(limit, len(listed or ()) + 1), start)
+        self.seen.add(start)
+        links = self._settle(start, self.site.start(self._validators))
+        queue, visited = deque(self._allowed(listed if listed is not None else links)), 1
+        while queue:
+            url = queue.popleft()
+            if url in self.seen:
+                continue
+            if visited >= limit:
+                self.result.complete = False
+                break
+            visited += 1
+            self.progress(visited, min(limit, visited + len(queue)), url)
+            links = self.visit(url)
+            if listed is None:
+                queue.extend(self._allowed(links))
+        self._recheck_unreached()
+        if self.fresh and self.result.complete and not self.failures:
+            self._sweep()
+        return self._finish()
+
+    def _allowed(self, links: list[str]) -> list[str]:
+        """The links not seen yet that robots.txt allows now (a page's stored links were read earlier)."""
+        return [u for u in links if u not in self.seen and self.site.allowed(u)]
+
+    def visit(self, url: str) -> list[str]:
+        """Fetch `url` and bring its document up to date; the source's pages it links to."""
+        self.seen.add(url)
+        try:
+            reached = self.site.follow(url, lambda u: self.site.allowed(u) and u not in self.seen, self._validators)
+        except Unreachable as exc:
+            self._keep(url, exc.reason)
+            return []
+        return self._settle(url, reached)
+
+    def _settle(self, url: str, reached: Reached) -> list[str]:
+        """Bring the document of `url` up to date with where its GET ended."""
+        final = reached.url
+        if reached.answer is None:
+            links: list[str] = []
+        else:
+            self.seen.add(final)
+            links = self._answered(final, reached.answer)
+        if final != url and url in self.old:  # it redirects now
+            target = self.records.get(final)
+            if (target is not None and target.name) or (reached.answer and reached.answer.status in GONE):
+                self._remove(url)  # moved to a page we have, or to one that is gone
+            else:
+                self._keep(url, reached.note or f"redirects to {shown(final)}, which failed")
+        return links
+
+    def _answered(self, url: str, answer: Answer) -> list[str]:
+        if answer.status == 304 and url in self.old:
+            self.records[url] = self.old[url]
+            return self.old[url].links
+        if answer.status in GONE:
+            self._remove(url)
+            return []
+        if answer.status != 200 or answer.too_large:
+            self._keep(url, answer.reason)
+            return []
+        return self._store(url, answer)
+
+    def _store(self, url: str, answer: Answer) -> list[str]:
+        """A page answered 200: its document written when it changed; the source's pages it links to."""
+        content = _content(url, answer, self.site.allowed)
+        old = self.old.get(url)
+        validators = answer.headers.get("etag"), answer.headers.get("last-modified")
+        if content is None:
+            self._keep(url, f"not a document ({_kind(answer) or 'no type'})", failed=False)
+            return []
+        if content.data is None or not content.data.strip():
+            if old is not None and old.name and content.data is not None:
+                self._keep(url, "no text in the page")  # more likely a broken page than an emptied one
+                return content.links
+            self._remove(url)  # noindex: not a document (any more), its links still followed
+            self.records[url] = Record("", *validators, links=content.links)
+            return content.links
+        sha = hashlib.sha256(content.data).hexdigest()
+        name = self._name(url, content.suffix)
+        meta = content.meta
+        same = old is not None and old.name == name and old.sha == sha and self.mirror.has(name)
+        if same and not content.dated and meta.date != old.meta.get("date"):
+            meta = replace(meta, date=old.meta.get("date"))  # a server that stamps every answer "now"
+        if not same:
+            self.mirror.write(name, content.data, _modified(answer)[1])
+        if not same or meta.to_dict() != old.meta:
+            self.result.changed.append(name)
+        self.records[url] = Record(name, *validators, sha, meta.to_dict(), content.links)
+        return content.links
+
+    def _name(self, url: str, suffix: str) -> str:
+        old = self.old.get(url)
+        if old is not None and old.name.endswith(suffix):
+            return old.name
+        if old is not None and old.name:
+            self._remove(url)  # served as another kind of file now: a new name, the old file goes
+        taken = {n for n, owner in self.taken.items() if owner != url}
+        name = self.mirror.unique_name(url, self.site.scope, suffix, taken)
+        self.taken[name.lower()] = url
+        return name
+
+    def _validators(self, url: str) -> dict[str, str]:
+        """Conditional request headers for a page whose copy we still have."""
+        record = self.old.get(url)
+        if record is None or (record.name and not self.mirror.has(record.name)):
+            return {}
+        headers = {}
+        if record.etag:
+            headers["If-None-Match"] = record.etag
+        if record.modified:
+            headers["If-Modified-Since"] = record.modified
+        return headers
+
+    def _keep(self, url: str, reason: str, *, failed: bool = True) -> None:
+        """`url` could not be read: its last good copy, if any, stays."""
+        self.failures += failed
+        record = self.old.get(url)
+        if record is not None and url not in self.records:
+            self.records[url] = record
+            if record.name:
+                self.result.kept[record.name] = reason
+
+    def _remove(self, url: str) -> None:
+        record = self.records.pop(url, None) or self.old.get(url)
+        if record is not None and record.name and record.name not in self.result.removed:
+            self.mirror.delete(record.name)
+            self.result.removed.append(record.name)
+            self.taken.pop(record.name.lower(), None)
+        self.old.pop(url, None)
+
+    def _recheck_unreached(self) -> None:
+        """Pages we had that this crawl did not reach: asked for directly, removed only when gone."""
+        for url in [u for u in self.old if u not in self.seen and u not in self.records]:
+            if not self.site.scope.contains(url):
+                self._remove(url)  # the source's url changed: no longer one of its pages
+            elif not self.site.robots.can_fetch(url, USER_AGENT):
+                self._keep(url, "robots.txt disallows it now", failed=False)
+            else:
+                self.visit(url)
+
+    def _sweep(self) -> None:
+        """Files no page of a complete crawl names (left by a fetch whose state was lost) are removed."""
+        named = {r.name for r in self.records.values() if r.name}
+        for name in self.mirror.names():
+            if name not in named:
+                self.mirror.delete(name)
+                self.result.removed.append(name)
+
+    def _finish(self) -> Fetched:
+        result = self.result
+        result.documents = {r.name: DocumentMeta.from_dict(r.meta) for r in self.records.values() if r.name}
+        result.state = {"version": STATE_VERSION, "pages": {u: asdict(r) for u, r in self.records.items()}}
+        result.calls = self.site.fetcher.calls
+        return result
