@@ -180,3 +180,14 @@ def test_a_refused_graph_token_fails_the_lookup_without_showing_it(slack, graph,
 
     assert "Microsoft Graph answered HTTP 401" in str(failed.value) and "wrong-graph" not in str(failed.value)
     assert not failed.value.transient
+
+
+def test_sources_sync_looks_the_readers_up_with_the_slack_settings_of_the_environment(wiki, slack, monkeypatch):
+    """`ai-employee sources sync` has no served bot: the knowledge base asks the Slack the environment names."""
+    _, kb = wiki
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+    monkeypatch.setenv("SLACK_API_URL", slack.base_url)
+    monkeypatch.delenv("AIE_TEAMS_GROUPS", raising=False)
+
+    assert kb.sync().ok
+    assert readers_of(kb, "wiki/ENG/4.md") == {"u0alice", "s0hr"}
