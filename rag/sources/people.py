@@ -8,15 +8,18 @@
   GroupMember.Read.All).
 
 A definite "no such user/group" is None; anything else that goes wrong raises LookupFailed with the error
-code or HTTP status (never a token), transient for a 5xx, a 429 or a network failure."""
+code or HTTP status (never a token), transient for a 5xx, a 429 or a network failure — tried again a few
+times first (Slack through slack_sdk's retry handlers, Graph waiting out a 429's Retry-After)."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from urllib.parse import quote
 
 import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
@@ -26,6 +29,7 @@ from rag.sources.readers import LookupFailed
 _log = logging.getLogger(__name__)
 _SLACK_TRANSIENT = {"ratelimited", "service_unavailable", "fatal_error", "request_timeout", "internal_error"}
 _SLACK_SCOPES = {"lookupByEmail": "users:read.email", "usergroups": "usergroups:read"}
+MAX_WAIT = 30.0  # seconds: the longest a Graph lookup waits before trying again (a longer Retry-After fails it)
 
 
 class SlackPeople:
@@ -87,10 +91,11 @@ class EntraPeople:
     name = "Teams"
 
     def __init__(self, token: Callable[[], str], *, graph_url: str = "https://graph.microsoft.com",
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, attempts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
         self._token = token
         self.graph_url = graph_url.rstrip("/")
         self._timeout = timeout
+        self._attempts, self._sleep = attempts, sleep
 
     def __repr__(self) -> str:
         return f"EntraPeople({self.graph_url!r})"
@@ -125,6 +130,11 @@ class EntraPeople:
         return str(found[0]["id"]) if found else None
 
     def _get(self, client: httpx.Client, path: str, params: dict[str, str]) -> dict | None:
+        retrying = Retrying(stop=stop_after_attempt(self._attempts), wait=_wait, sleep=self._sleep, reraise=True,
+                            retry=retry_if_exception(_worth_again))
+        return retrying(self._get_once, client, path, params)
+
+    def _get_once(self, client: httpx.Client, path: str, params: dict[str, str]) -> dict | None:
         try:
             response = client.get(path, params=params)
         except httpx.HTTPError as exc:
@@ -133,11 +143,29 @@ class EntraPeople:
             return None
         if response.status_code != 200:
             transient = response.status_code == 429 or response.status_code >= 500
-            raise LookupFailed(f"Microsoft Graph answered HTTP {response.status_code}", transient=transient)
+            raise LookupFailed(f"Microsoft Graph answered HTTP {response.status_code}", transient=transient,
+                               retry_after=_seconds(response.headers.get("Retry-After")))
         try:
             return response.json()
         except ValueError:
             raise LookupFailed("Microsoft Graph gave an unreadable answer", transient=True) from None
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _worth_again(exc: BaseException) -> bool:
+    return isinstance(exc, LookupFailed) and exc.transient and (exc.retry_after or 0) <= MAX_WAIT
+
+
+def _wait(state: RetryCallState) -> float:
+    failed = state.outcome.exception() if state.outcome else None
+    asked = getattr(failed, "retry_after", None)
+    return asked if asked is not None else wait_exponential(multiplier=0.5, max=MAX_WAIT)(state)
 
 
 def _literal(value: str) -> str:

@@ -37,9 +37,11 @@ class LookupFailed(Exception):
     """A surface that would not answer. `reason` is safe to show (an error code or HTTP status, never a
     token); `variable` names the setting to fix when one is at fault."""
 
-    def __init__(self, reason: str, *, transient: bool = False, variable: str | None = None) -> None:
+    def __init__(self, reason: str, *, transient: bool = False, variable: str | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(reason)
         self.reason, self.transient, self.variable = reason, transient, variable
+        self.retry_after = retry_after  # seconds the surface asked us to wait (a 429's Retry-After)
 
 
 class People(Protocol):
@@ -131,7 +133,7 @@ class ReaderResolver:
                         ids[entry].add(found.lower())
         except LookupFailed as exc:
             raise SourceError(f"{exc.args[0]}: the readers of {source}'s restricted pages could not be looked up",
-                              variable=exc.variable, transient=exc.transient) from None
+                              variable=exc.variable, transient=exc.transient, retry_after=exc.retry_after) from None
         finally:
             self.cache.save()
         return {name: replace(meta, access=_named(meta.access, ids)) for name, meta in documents.items()}

@@ -191,3 +191,21 @@ def test_sources_sync_looks_the_readers_up_with_the_slack_settings_of_the_enviro
 
     assert kb.sync().ok
     assert readers_of(kb, "wiki/ENG/4.md") == {"u0alice", "s0hr"}
+
+
+def test_graph_throttling_is_waited_out_as_retry_after_asks(graph, tmp_path):
+    waits: list[float] = []
+    people = EntraPeople(lambda: GRAPH_TOKEN, graph_url=graph.url, sleep=waits.append)
+    graph.fail_next(429)
+    graph.fail_next(503)
+
+    resolved = ReaderResolver([people], ResolutionCache(tmp_path / "readers.json")).resolve(
+        "wiki", {"a.md": DocumentMeta(access=("email:alice@example.com",))})
+
+    assert resolved["a.md"].access == (ALICE_ENTRA,)
+    assert waits[0] == 1.0 and len(waits) == 2  # the 429's Retry-After, then a backoff after the 503
+    graph.fail_next(503, times=3)
+    with pytest.raises(SourceError) as failed:
+        ReaderResolver([people], ResolutionCache(tmp_path / "other.json")).resolve(
+            "wiki", {"a.md": DocumentMeta(access=("email:alice@example.com",))})
+    assert failed.value.transient and "HTTP 503" in str(failed.value)
