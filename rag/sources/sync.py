@@ -144,6 +144,8 @@ class SourceSync:
         state.connector, state.root = fetched.state, str(fetched.root)
         state.documents = {name: meta.to_dict() for name, meta in fetched.documents.items()}
         state.status.calls = fetched.calls
+        if failed is not None:
+            state.status.retry_after = failed.retry_after
         self.states.save(spec.name, state)
         if failed is not None:
             return SourceOutcome(spec.name, False, str(failed), failed.variable, seconds=self._clock() - began)
