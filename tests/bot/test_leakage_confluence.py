@@ -3,15 +3,18 @@ email Confluence hides, and a page under a restricted parent) synced from the lo
 served bot's own sync (its readers looked up on the local Slack Web API and the local Microsoft Graph) into
 the real index, then asked from Slack and Teams. A page's readers get its answer in a direct message;
 anyone else, any channel, and everyone for the page whose reader cannot be named, never see its text,
-title or footnote: not in an answer, a footnote, Show source or the Home tab."""
+title or footnote: not in an answer, a footnote, Show source, the Home tab or the sync's report."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 
 import pytest
 
+from bot.core.reindex import report_text
+from bot.slack.blocks import SLACK_STYLE
 from bot.teams.config import TeamsSettings
 from tests.bot.harness import start_bot, wait_for
 from tests.bot.leakage import Document, leaked_tags, probes
@@ -100,7 +103,7 @@ def bot(wiki, shared_data_dir, tmp_path):
         try:
             report = running.kb.sync(by="the test")  # the served bot's sync, with the readers it wires
             assert report.ok, {n: o.error for n, o in report.sources.items()}
-            yield running, slack, connector
+            yield running, slack, connector, report
         finally:
             running.stop()
         slack.assert_no_rejections()
@@ -124,7 +127,7 @@ def first_question(page: Page) -> str:
 
 
 def test_a_restricted_page_reaches_exactly_its_readers(bot):
-    running, slack, connector = bot
+    running, slack, connector, _ = bot
     every_probe = [p.question for p in probes([p.doc for p in pages()])]
     one_each = [first_question(p) for p in pages()]
 
@@ -150,7 +153,7 @@ def test_a_restricted_page_reaches_exactly_its_readers(bot):
 
 
 def test_show_source_of_a_readers_answer_opens_only_for_them(bot):
-    running, slack, _ = bot
+    running, slack, _, _ = bot
     salaries = next(p for p in pages() if p.id == "2")
     ask_slack(running, slack, SLACK[0], [first_question(salaries)])
     answer = next(c.args for c in reversed(slack.calls) if c.method == "chat.update" and c.args["channel"] == "D0ALICE"
@@ -166,3 +169,18 @@ def test_show_source_of_a_readers_answer_opens_only_for_them(bot):
     assert salaries.doc.tag in show("U0ALICE", "D0ALICE")
     assert salaries.doc.tag not in show("U0PLAIN01", "D0PLAIN")
     assert salaries.doc.tag not in show("U0GROUPIE", "C0ENG")
+
+
+def test_the_syncs_report_names_a_restricted_page_only_where_it_may_be_read(bot):
+    running, _, _, synced = bot
+    services = running.services
+
+    def report_in(place: Place) -> str:
+        async def text() -> str:
+            scope = await services.scopes.resolve(place.platform, place.conversation, place.user, place.direct)
+            return report_text(synced.index, SLACK_STYLE, visible=await services.names_visible_to(scope))
+
+        return asyncio.run_coroutine_threadsafe(text(), running._loop).result(60)
+
+    named = {place: {p.id for p in pages() if p.doc.rel in report_in(place)} for place in SLACK[:4]}
+    assert named == {SLACK[0]: {"1", "2", "5"}, SLACK[1]: {"1", "3"}, SLACK[2]: {"1"}, SLACK[3]: {"1"}}
