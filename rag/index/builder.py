@@ -208,6 +208,8 @@ class IndexBuilder:
             sources, passed = discover(roots, exclude)
         else:
             sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
+            for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
+                result.tokens = self._tokens(result.chunks)
         began = time.perf_counter()
         git_dates = commit_dates(roots or [s.path for s in declared or () if s.path.exists()],
                                  (s.path for s in sources))
@@ -461,7 +463,10 @@ class IndexBuilder:
             skipped=skipped,
             exclude=exclude,  # remembered so a refresh without arguments indexes the same set
         )
-        return IndexBuild(manifest, chunks, vectors, [t for r in results for t in r.tokens], self.hnsw_threshold)
+        tokens = [t for r in results for t in r.tokens]
+        if len(tokens) != len(chunks):  # BM25 rows must be the chunks' rows
+            raise RuntimeError(f"{len(tokens)} BM25 token lists for {len(chunks)} chunks")
+        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold)
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]

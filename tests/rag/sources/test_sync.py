@@ -65,6 +65,9 @@ def test_a_source_not_synced_keeps_its_documents_without_being_read(two_folders:
     assert report.ok and report.index.changed == ["ops/restart.md"]
     assert report.index.embedded == 1 and report.index.removed == []
     assert "handbook/hotels.md" in two_folders.store.current_manifest().files
+    for mode in ("bm25", "dense", "hybrid"):  # every retriever still finds the kept documents, and the edit
+        assert two_folders.retriever.search("hotel night London", top_k=1, mode=mode)[0].chunk.file == "handbook/hotels.md"
+        assert "dashboard" in two_folders.retriever.search("restart billing", top_k=1, mode=mode)[0].chunk.text
 
 
 def test_a_missing_folder_deletes_nothing_and_is_reported(two_folders: KnowledgeBase, tmp_path: Path) -> None:
