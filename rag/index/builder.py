@@ -402,7 +402,7 @@ class IndexBuilder:
             chunks = _anchored(chunks, source, data if doc.parser == "markdown" else None)
         record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
                             version=doc.version, date=doc.modified, date_source=doc.date_source,
-                            metadata_version=METADATA_VERSION, source=source.source, collection=source.collection)
+                            metadata_version=METADATA_VERSION, source=source.source, collection=doc.collection)
         # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
         upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
         return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
@@ -521,6 +521,7 @@ def _apply_source(doc, source: SourceFile) -> None:
     meta = source.meta
     if meta is None:
         return
+    doc.collection = meta.collection or source.collection
     if meta.url and meta.link != "template":  # a template is filled per passage
         doc.url = meta.url
     if meta.title and meta.title != doc.title:  # the heading the file opened with is not a section of it

@@ -117,13 +117,29 @@ class WebSource(_Source):
 class ConfluenceSource(_Source):
     type: Literal["confluence"]
     url: str  # https://example.atlassian.net/wiki (Cloud) or the Data Center base URL
-    spaces: list[str] = Field(min_length=1)
+    # The space keys, or each space key with its own collection ({ENG: eng, HR: hr}; a list: the source's)
+    spaces: list[str] | dict[str, str] = Field(min_length=1)
     user_env: str | None = None  # Cloud: the account's email; Data Center with a personal token: leave out
     token_env: str
     cloud: bool | None = None  # None: judged from the URL (atlassian.net)
     attachments: bool = True
 
     _envs = field_validator("user_env", "token_env")(lambda cls, v: _env_name(v))
+
+    @field_validator("spaces")
+    @classmethod
+    def _spaces(cls, value: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
+        for collection in value.values() if isinstance(value, dict) else ():
+            _Source._collection(collection)
+        return value
+
+    @property
+    def space_keys(self) -> list[str]:
+        return list(self.spaces)
+
+    def space_collection(self, space: str) -> str:
+        """The collection a space's pages belong to: its own when `spaces` maps it, else the source's."""
+        return self.spaces.get(space, self.collection) if isinstance(self.spaces, dict) else self.collection
 
     def secrets(self) -> tuple[str, ...]:
         return tuple(v for v in (self.user_env, self.token_env) if v)

@@ -98,3 +98,20 @@ def test_confluence_pages_keep_their_tree_version_and_readers(shared_data_dir: P
         failed = kb.sync()
         assert not failed.ok and "500" in failed.sources["wiki"].error
         assert len(kb.store.current_manifest().files) == 3
+
+
+def test_each_wiki_space_may_have_its_own_collection(shared_data_dir: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIKI_TOKEN", TOKEN)
+    server = FakeConfluence(bearer=TOKEN)
+    server.add_page("ENG", "1", "Deployments", "<p>No deploys on Fridays after 3 pm.</p>")
+    server.add_page("HR", "2", "Payroll", "<p>Salaries are paid on the 25th of each month.</p>")
+    with server:
+        kb = knowledge_base(shared_data_dir, tmp_path, f"""  - {{name: wiki, type: confluence, url: "{server.url}",
+     spaces: {{ENG: eng, HR: hr}}, token_env: WIKI_TOKEN}}
+""")
+        assert kb.sync().ok
+        assert top(kb, "when is salary paid").collection == "hr"
+        assert top(kb, "can we deploy on friday").collection == "eng"
+        manifest = kb.store.current_manifest()
+        assert {name: manifest.collection(name) for name in manifest.files} == {"wiki/ENG/1.md": "eng", "wiki/HR/2.md": "hr"}
