@@ -155,3 +155,12 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
     failed = sync.sync()
     assert failed.index is None and failed.sources["wiki"].variable == "WIKI_TOKEN"
     assert kb.store.current_manifest().files["wiki/42.md"].version == "7"
+
+
+def test_moving_from_indexed_folders_to_sources_says_what_goes(two_folders: KnowledgeBase, tmp_path: Path) -> None:
+    two_folders.refresh([tmp_path / "hb"])  # an index built with `ai-employee index PATH`, before the sources file
+    with pytest.raises(MassDeleteRefused, match="folders indexed with `ai-employee index` would remove 3 of its 3"):
+        two_folders.sync()
+    assert sorted(two_folders.store.current_manifest().files) == ["hotels.md", "meals.md", "visa.md"]
+    report = two_folders.sync(allow_mass_delete=True)
+    assert sorted(report.index.removed) == ["hotels.md", "meals.md", "visa.md"] and len(report.index.added) == 4
