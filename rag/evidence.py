@@ -96,7 +96,7 @@ def gather_evidence(
     weights = idf(sorted(set(question_terms + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
     language = detect_language(question)
-    languages = [passage_language(c.text) for c in sources]
+    languages = [passage_language(c) for c in sources]
     units: list[Unit] = []
     for n, chunk in enumerate(sources):
         units.extend(quotable_units(chunk, n, len(units)))
