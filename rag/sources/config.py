@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag.types import PUBLIC
+from rag.yaml_files import read_yaml
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
@@ -157,16 +157,7 @@ def load_sources(path: Path | None) -> list[FolderSource | GitSource | WebSource
     """The sources declared in `path` (None: no file, no sources). Raises SourcesFileError."""
     if path is None:
         return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SourcesFileError(f"{path}: no such file (AIE_SOURCES_FILE)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourcesFileError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise SourcesFileError(f"{path}: not valid YAML ({where}{getattr(exc, 'problem', None) or 'syntax error'})") from None
+    data = read_yaml(path, "AIE_SOURCES_FILE", SourcesFileError)
     return parse_sources(data, str(path))
 
 
