@@ -86,10 +86,6 @@ def passage_language(chunk: Chunk) -> str:
     return detect_language(prose)
 
 
-def refusal_sentence(question: str) -> str:
-    return REFUSALS[detect_language(question)]
-
-
 def defang(text: str) -> str:
     """Outside text made safe to put between our delimiters: it cannot close a block, open one, act as
     a chat-template token or carry a citation marker."""
