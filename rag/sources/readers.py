@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import tempfile
 import time
@@ -85,7 +86,7 @@ class ResolutionCache:
     def _read(self) -> dict[str, dict[str, list]]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return {str(k): dict(v) for k, v in data.items()} if isinstance(data, dict) else {}
+            return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, TypeError, AttributeError) as exc:  # unreadable: everything is asked anew
@@ -95,17 +96,30 @@ class ResolutionCache:
     def known(self, surface: str, entry: str) -> tuple[bool, str | None]:
         """(whether a fresh answer is kept, the id it gave)."""
         answer = self._answers.get(surface, {}).get(entry)
-        if not isinstance(answer, list) or len(answer) != 2:
+        age = self._age(answer)
+        if age == math.inf:
             return False, None
-        found, when = answer
-        age = self._clock() - float(when)
-        return 0 <= age < (self.ttl if found else self.miss_ttl), found
+        found = answer[0]  # type: ignore[index]
+        return age < (self.ttl if found else self.miss_ttl), found
+
+    def _age(self, answer: object) -> float:
+        """Seconds since a kept answer was given; infinite for one unreadable or from the future."""
+        try:
+            found, when = answer  # type: ignore[misc]
+            age = self._clock() - float(when)
+        except (TypeError, ValueError):
+            return math.inf
+        return age if age >= 0 and (found is None or isinstance(found, str)) else math.inf
 
     def keep(self, surface: str, answers: Mapping[str, str | None]) -> None:
         now = self._clock()
         self._answers.setdefault(surface, {}).update({e: [i, now] for e, i in answers.items()})
 
     def save(self) -> None:
+        """Write the answers still fresh (someone no page names any more is forgotten within a TTL)."""
+        for answers in self._answers.values():
+            for entry in [e for e, answer in answers.items() if not self._age(answer) < self.ttl]:
+                del answers[entry]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".readers-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as out:

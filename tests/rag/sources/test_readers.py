@@ -209,3 +209,14 @@ def test_graph_throttling_is_waited_out_as_retry_after_asks(graph, tmp_path):
         ReaderResolver([people], ResolutionCache(tmp_path / "other.json")).resolve(
             "wiki", {"a.md": DocumentMeta(access=("email:alice@example.com",))})
     assert failed.value.transient and "HTTP 503" in str(failed.value)
+
+
+def test_an_unreadable_cache_is_asked_anew_and_rewritten(slack, graph, tmp_path):
+    cache = tmp_path / "readers.json"
+    cache.write_text('{"Slack": {"email:alice@example.com": ["U0MALLORY", "yesterday"]}, "Teams": [1]}')
+    page = {"a.md": DocumentMeta(access=("email:alice@example.com",))}
+
+    assert set(resolver(slack, graph, cache).resolve("wiki", page)["a.md"].access) == {"u0alice", ALICE_ENTRA}
+    cache.write_text("{not json")
+    assert set(resolver(slack, graph, cache).resolve("wiki", page)["a.md"].access) == {"u0alice", ALICE_ENTRA}
+    assert '"email:alice@example.com": ["U0ALICE"' in cache.read_text()
