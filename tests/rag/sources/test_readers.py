@@ -191,6 +191,7 @@ def test_sources_sync_looks_the_readers_up_with_the_slack_settings_of_the_enviro
 
     assert kb.sync().ok
     assert readers_of(kb, "wiki/ENG/4.md") == {"u0alice", "s0hr"}
+    assert "xoxb" not in repr(kb.readers)
 
 
 def test_graph_throttling_is_waited_out_as_retry_after_asks(graph, tmp_path):
