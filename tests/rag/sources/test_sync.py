@@ -138,7 +138,7 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
   - {{name: wiki, type: folder, path: {folder}, collection: eng}}
 """)
     meta = DocumentMeta(url="https://wiki.example.com/pages/42", link="heading", title="Travel rules", version="7",
-                        date="2026-11-30T09:15:00Z", access=("email:Ann@Example.com",), headings=("Finance", "Policies"))
+                        date="2026-11-30T09:15:00Z", access=("U0ANN", "S0Finance"), headings=("Finance", "Policies"))
     connector = Scripted("wiki", folder, {"42.md": meta})
     sync = kb.source_sync(kb.loader())
     sync._connector = lambda spec, workdir: connector
@@ -148,7 +148,7 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
     assert (chunk.file, chunk.title, chunk.doc_version, chunk.doc_date) == ("wiki/42.md", "Travel rules", "7", "2026-11-30")
     assert chunk.heading_path == ("Finance", "Policies", "Hotels")
     assert chunk.url == "https://wiki.example.com/pages/42#Travelrules-Hotels"  # the cited heading, as the wiki names it
-    assert chunk.access == ("email:ann@example.com",) and chunk.collection == "eng"
+    assert chunk.access == ("u0ann", "s0finance") and chunk.collection == "eng"  # chat ids, as Scopes compare them
     assert sync.states.load("wiki").connector == {"seen": 1}
 
     connector.fail = "the wiki answered 401 for wiki: check WIKI_TOKEN"
