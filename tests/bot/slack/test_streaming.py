@@ -141,13 +141,16 @@ def test_a_failure_replaces_the_draft_with_a_short_message(slack):
     reply = replying(slack, buffer_chars=1)
 
     async def run() -> None:
-        await reply.append("Meals are ")
+        for n in range(5):  # two streamed messages
+            await reply.append(f"{n}" * 3000)
         await reply.fail("Sorry, something went wrong while answering.")
 
     asyncio.run(run())
-    [message] = bot_messages(slack, reply)
-    assert message["text"] == "Sorry, something went wrong while answering." and not message.get("blocks")
-    assert slack.stream_state(CHANNEL, message["ts"]) == "stopped"
+    first, second = reply.message_ts
+    assert text_of(slack, first) == "Sorry, something went wrong while answering."
+    assert not slack.message(CHANNEL, first).get("blocks")
+    assert [c.args["ts"] for c in slack.calls_to("chat.delete")] == [second], "the rest of the draft is removed"
+    assert {slack.stream_state(CHANNEL, ts) for ts in reply.message_ts} == {"stopped"}
 
 
 # -------------------------------------------------------------------------------------------- fallback
