@@ -14,14 +14,15 @@ from rag.types import Answer, Chunk, Citation
 from tests.fakes.slack_api import block_problems
 
 URL = "https://intranet.example.com/travel?lang=en&view=full"
+ESCAPED_URL = URL.replace("&", "&amp;")  # as mrkdwn carries it
 MEALS = "Meals are reimbursed up to 45 EUR a day [1]."
 
 
 def chunk(title: str = "Travel policy", *, url: str | None = URL, headings: tuple[str, ...] = ("Meals",),
           page: int | None = None, page_end: int | None = None, version: str = "3") -> Chunk:
     text = "Meals are reimbursed up to 45 EUR a day."
-    return Chunk("c1", "travel.md", title, headings, text, 0, len(text), page, page_end, version, "2026-11-02",
-                 url=url)
+    return Chunk("c1", "travel.md", title, headings, text, 0, len(text), page, page_end, version,
+                 "2026-11-02", url=url)
 
 
 def answer(text: str = MEALS, *cited: Chunk, **fields) -> Answer:
@@ -51,21 +52,22 @@ def shown(text: str) -> str:
 
 def test_the_answer_text_is_shown_with_slacks_control_characters_escaped():
     blocks = answer_blocks(answer("Up to 45 EUR & <b>more</b> if 2 > 1 [1].", chunk()), "a1")
-    assert of_type(blocks, "markdown") == [{"type": "markdown",
-                                            "text": "Up to 45 EUR &amp; &lt;b&gt;more&lt;/b&gt; if 2 &gt; 1 [1]."}]
+    [block] = of_type(blocks, "markdown")
+    assert block["text"] == "Up to 45 EUR &amp; &lt;b&gt;more&lt;/b&gt; if 2 &gt; 1 [1]."
 
 
 def test_mentions_and_links_smuggled_into_the_text_reach_no_one():
     text = "Ask <!channel> or <@U0ADMIN01>, see <https://evil.example|the form>."
     [block] = of_type(answer_blocks(answer(text), None), "markdown")
-    assert "<" not in block["text"] and "&lt;!channel&gt;" in block["text"] and "&lt;@U0ADMIN01&gt;" in block["text"]
+    assert "<" not in block["text"]
+    assert "&lt;!channel&gt;" in block["text"] and "&lt;@U0ADMIN01&gt;" in block["text"]
 
 
 def test_a_quote_keeps_its_marker_at_the_start_of_a_line():
     text = NEAR_MISS["en"].format(terms='"Mars"') + "\n> Meals are reimbursed up to 45 EUR a day. [1]"
     [block] = of_type(answer_blocks(answer(text, chunk()), "a1"), "markdown")
-    assert block["text"] == ('The knowledge base does not mention "Mars". The closest it has, which may not answer '
-                             "your question:\n> Meals are reimbursed up to 45 EUR a day. [1]")
+    assert block["text"] == ('The knowledge base does not mention "Mars". The closest it has, which may not '
+                             "answer your question:\n> Meals are reimbursed up to 45 EUR a day. [1]")
 
 
 def test_a_refusal_shows_its_suggestions_without_footnotes_and_can_still_be_voted_on():
@@ -92,8 +94,7 @@ def test_degraded_service_and_unsupported_sentences_are_noted_under_the_answer()
 
 def test_a_footnote_names_title_section_page_and_edition_and_links_the_title_to_the_source():
     [note] = footnotes(answer_blocks(answer(MEALS, chunk(page=3, page_end=4)), "a1"))
-    assert note == ("*[1]* <https://intranet.example.com/travel?lang=en&amp;view=full|Travel policy> › Meals, "
-                    "pp. 3–4 · v3 · 2026-11-02")
+    assert note == f"*[1]* <{ESCAPED_URL}|Travel policy> › Meals, pp. 3–4 · v3 · 2026-11-02"
 
 
 def test_a_source_without_an_http_url_gets_no_link():
@@ -104,9 +105,10 @@ def test_a_source_without_an_http_url_gets_no_link():
 
 def test_mentions_and_links_in_a_title_are_plain_text_in_the_footnote():
     title = "Travel <!channel> & <https://evil.example/x|expenses>"
-    [note] = footnotes(answer_blocks(answer(MEALS, chunk(title, url=None, headings=("Meals <@U0ADMIN01>",))), None))
-    assert note == ("*[1]* Travel &lt;!channel&gt; &amp; expenses (`evil.example`) › Meals &lt;@U0ADMIN01&gt; · "
-                    "v3 · 2026-11-02")
+    cited = chunk(title, url=None, headings=("Meals <@U0ADMIN01>",))
+    [note] = footnotes(answer_blocks(answer(MEALS, cited), None))
+    assert note == ("*[1]* Travel &lt;!channel&gt; &amp; expenses (`evil.example`) › Meals &lt;@U0ADMIN01&gt;"
+                    " · v3 · 2026-11-02")
 
 
 def test_a_title_beginning_with_a_quote_marker_stays_the_link_text():
@@ -117,7 +119,7 @@ def test_a_title_beginning_with_a_quote_marker_stays_the_link_text():
 
 def test_an_untitled_source_is_still_linked():
     [note] = footnotes(answer_blocks(answer(MEALS, chunk("")), "a1"))
-    assert note == "*[1]* <https://intranet.example.com/travel?lang=en&amp;view=full|Meals · v3 · 2026-11-02>"
+    assert note == f"*[1]* <{ESCAPED_URL}|Meals · v3 · 2026-11-02>"
 
 
 # ------------------------------------------------------------------------------------------- buttons
@@ -170,7 +172,7 @@ def test_sixty_footnotes_fill_two_messages_and_none_is_cut():
     assert [len(page) for page in pages] == [50, len(blocks) - 50]
     assert all(block_problems(page) == [] for page in pages)
     assert [b for page in pages for b in page] == blocks, "in order, whole"
-    assert footnotes(pages[1])[-1].startswith("*[60]* <https://intranet.example.com/travel?lang=en&amp;view=full|Policy 59>")
+    assert footnotes(pages[1])[-1].startswith(f"*[60]* <{ESCAPED_URL}|Policy 59>")
 
 
 def test_a_footnote_of_a_very_long_title_fits_a_section():
