@@ -144,10 +144,11 @@ def extract_answer(
 
 
 def _other_language_best(evidence: Evidence, across: float) -> ScoredUnit | None:
-    """The best unit in another language than the best one's, when it scores within `across` of it."""
+    """The best unit in another language than the best one's, when it scores within `across` of it and the
+    question is no near miss."""
     best = evidence.best
-    if best is None or not evidence.languages or across <= 0:
-        return None
+    if best is None or not evidence.languages or across <= 0 or evidence.missing:
+        return None  # under a near miss, what is closest in the other language is no answer either
     language = evidence.languages[best.unit.source]
     other = next((u for u in evidence.units if evidence.languages[u.unit.source] != language), None)
     return other if other is not None and other.score >= best.score - across else None
