@@ -137,7 +137,7 @@ def gather_evidence(
         chosen = _shortlist([c for c in candidates if c.unit.source < first], budget)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
     _score(chosen, sources, similarity, language, languages)
-    # The near miss is judged on the top passages, as without joined ones: they may answer, not excuse.
+    # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])

@@ -2,7 +2,8 @@
 
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
-a storm dispersed the fleet."), then the runner-up when it is nearly as good; at most three sentences
+a storm dispersed the fleet."), then — where the passages hold both languages — the other language's
+best sentence when it is nearly as good, then the runner-up when it is nearly as good; at most three sentences
 in all (an article of a statute or a list item counts as one), so an answer stays short to read. Short
 paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
