@@ -5,10 +5,12 @@ gate scores the top passages' sentences with the embedded model; that cost ("evi
 its own, beside the rest.
 
     .venv/bin/python benchmarks/pipeline_overhead.py --index-dir DATA/eval/docs --questions 200 [--redis-url URL]
-        [--set lawref|squad2] [--copies N]
+        [--set lawref|squad2|handbook] [--copies N]
 
 The questions come from the set the index was built from: lawref's are Chinese (the zh gate reads only
-the passage cosine), squad2's English (the en gate reads sentence evidence, so they show its cost).
+the passage cosine), squad2's English (the en gate reads sentence evidence, so they show its cost), the
+handbook's both (benchmarks/data/handbook_questions.jsonl against examples/handbook, an index of both
+languages: there the other language's best passages join the top ones, rag.pools — "pool" is that step).
 
 The answer model is a local stand-in that streams instantly, so model time is not in the numbers.
 """
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
+from benchmarks.question_sets import HANDBOOK_QUESTIONS  # noqa: E402
 from benchmarks.synthetic import FixedStore, tiled_snapshot  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.index.snapshot import SnapshotStore  # noqa: E402
@@ -49,7 +52,8 @@ def summarize(rows: list[dict[str, float]]) -> dict[str, object]:
     without_evidence = [b - e for b, e in zip(before, evidence)]
     without_embedding = [b - r.get("embed", 0.0) for b, r in zip(without_evidence, rows)]
     return {"before_answer_model": percentiles(before), "without_evidence": percentiles(without_evidence),
-            "evidence": percentiles(evidence), "without_evidence_and_query_embedding": percentiles(without_embedding)}
+            "evidence": percentiles(evidence), "without_evidence_and_query_embedding": percentiles(without_embedding),
+            "pool": percentiles([r.get("pool", 0.0) for r in rows])}
 
 
 def main() -> None:
@@ -57,10 +61,11 @@ def main() -> None:
     parser.add_argument("--index-dir", type=Path, required=True)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--copies", type=int, default=3, help="tiling for the larger index (3 × lawref ≈ 60k)")
-    parser.add_argument("--set", dest="dataset", choices=("lawref", "squad2"), default="lawref")
+    parser.add_argument("--set", dest="dataset", choices=("lawref", "squad2", "handbook"), default="lawref")
     parser.add_argument("--redis-url", default=None)
     args = parser.parse_args()
-    rows = [json.loads(line) for line in open(DATASETS / args.dataset / "questions.jsonl", encoding="utf-8")]
+    path = HANDBOOK_QUESTIONS if args.dataset == "handbook" else DATASETS / args.dataset / "questions.jsonl"
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
     questions = [r["question"] for r in rows if r.get("answerable", True)][: args.questions]
     real = SnapshotStore(args.index_dir).load_current()
     results: dict[str, object] = {"questions": len(questions), "cache": "redis" if args.redis_url else "memory"}

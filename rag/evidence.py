@@ -43,6 +43,7 @@ RELATED_TERM = 0.82
 # question's language (set on English's; rag.scales).
 NEAR_MISS_BELOW = 0.84
 BUDGET = 16  # units scored by meaning per question (their vectors are cached)
+JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.pools), in reading order
 # Across languages some units are close to every question in the asker's language (an English sentence
 # naming a Chinese document, a list of holidays): what counts is how much closer a unit is to this question
 # than to questions in general. Each other-language unit loses this share of its closeness to the
@@ -104,13 +105,17 @@ def gather_evidence(
     query: str | None = None,
     budget: int = BUDGET,
     terms: TermSimilarity | None = None,
+    joined: int = 0,
 ) -> Evidence:
-    """Score the quotable units of `sources` (best first) against the question (and its rewrite)."""
+    """Score the quotable units of `sources` (best first) against the question (and its rewrite). The
+    last `joined` sources are the other language's best passages joined to the top ones (rag.pools): the
+    first `JOINED_UNITS` units of each are scored beside the top passages' shortlist."""
     question_terms = tokenize(question)
     weights = idf(sorted(set(question_terms + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
     language = detect_language(question)
     languages = [passage_language(c) for c in sources]
+    first = len(sources) - joined  # the top passages; then the joined ones
     units: list[Unit] = []
     for n, chunk in enumerate(sources):
         units.extend(quotable_units(chunk, n, len(units)))
@@ -129,9 +134,12 @@ def gather_evidence(
     if similarity is None:  # no model to judge meaning: only shared words can say a unit is relevant
         chosen = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)[:10]
     else:
-        chosen = _shortlist(candidates, budget)
+        chosen = _shortlist([c for c in candidates if c.unit.source < first], budget)
+        chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
     _score(chosen, sources, similarity, language, languages)
-    missing = _missing_terms(question, language, question_terms, sources, languages, chosen, idf, terms)
+    # The near miss is judged on the top passages alone, as in a knowledge base of one language.
+    missing = _missing_terms(question, language, question_terms, sources[:first], languages,
+                             [c for c in chosen if c.unit.source < first], idf, terms)
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
     top = max(chosen, key=lambda u: u.cosine, default=None)
     evidence.language = languages[top.unit.source] if top else language
@@ -154,6 +162,17 @@ def _shortlist(candidates: list[ScoredUnit], budget: int) -> list[ScoredUnit]:
             break
         chosen.setdefault(id(c), c)
     return list(chosen.values())
+
+
+def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUnit]:
+    """The first `per_source` units of each passage, in reading order."""
+    taken: dict[int, int] = {}
+    out = []
+    for c in candidates:
+        if taken.get(c.unit.source, 0) < per_source:
+            taken[c.unit.source] = taken.get(c.unit.source, 0) + 1
+            out.append(c)
+    return out
 
 
 def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,

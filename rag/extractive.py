@@ -2,7 +2,8 @@
 
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
-a storm dispersed the fleet."), then the runner-up when it is nearly as good; at most three sentences
+a storm dispersed the fleet."), then — where the passages hold both languages — the other language's
+best sentence when it is nearly as good, then the runner-up when it is nearly as good; at most three sentences
 in all (an article of a statute or a list item counts as one), so an answer stays short to read. Short
 paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
@@ -44,10 +45,15 @@ FROM_DOCUMENT = {
 # within `margin`; one from another section only when its cosine is this close to the best one's: the
 # trip-approval article is not quoted beside the meal-allowance ones (BENCHMARKS.md: runner-up precision).
 APART = 0.01
+# Where the knowledge base holds both languages, the best sentence of the other language is quoted next
+# (before this language's runner-ups) when it scores this close to the best one: a China office rule and
+# the global one often answer the same question, and the model cannot tell which the asker means (handbook
+# across languages .429 -> .571 of answers holding the gold; .02 / .03 / .05 / .07 measured, BENCHMARKS.md).
+ACROSS = 0.05
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
-                  margin: float = 0.08, apart: float = APART) -> list[list[Unit]]:
+                  margin: float = 0.08, apart: float = APART, across: float = ACROSS) -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut:
     a whole short article of four sentences is quoted alone."""
@@ -62,11 +68,16 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         excerpts[0].append(follower)
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
-    for candidate in evidence.units[1:]:
+    other = _other_language_best(evidence, across)
+    runners = evidence.units[1:]
+    if other is not None:  # the other language's answer before this language's runner-ups
+        runners = [other] + [u for u in runners if u is not other]
+    for candidate in runners:
         unit = candidate.unit
         if used >= max_sentences or candidate.score < best.score - margin:
             break
-        if not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart:
+        if (not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart
+                and candidate is not other):
             continue  # another section's sentence: only if it answers nearly as well by meaning alone
         if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
                 or used + _sentences(unit) > max_sentences):
@@ -131,6 +142,17 @@ def extract_answer(
     if not excerpts:
         return None
     return unlink(render_quotes(question, excerpts, sources, evidence.missing), source_urls(s.url for s in sources))
+
+
+def _other_language_best(evidence: Evidence, across: float) -> ScoredUnit | None:
+    """The best unit in another language than the best one's, when it scores within `across` of it and the
+    question is no near miss."""
+    best = evidence.best
+    if best is None or not evidence.languages or across <= 0 or evidence.missing:
+        return None  # under a near miss, what is closest in the other language is no answer either
+    language = evidence.languages[best.unit.source]
+    other = next((u for u in evidence.units if evidence.languages[u.unit.source] != language), None)
+    return other if other is not None and other.score >= best.score - across else None
 
 
 def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:

@@ -8,12 +8,15 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from cache import Cache, cache_key
 from rag.candidates import CandidateFinder
 from rag.citations import NOT_IN_SOURCES, MarkerRewriter, finalize
-from rag.evidence import Evidence, gather_evidence
+from rag.evidence import GENERAL_QUESTIONS, Evidence, gather_evidence
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import EvidenceGate, GateDecision
+from rag.pools import answer_passages
 from rag.links import LinkFilter, keep_cited, source_urls
 from rag.models.chat import ChatModel, ModelError
 from rag.prompt import REFUSALS, EvidenceNote, build_prompt, detect_language
@@ -117,7 +120,9 @@ class AnswerPipeline:
         timings.update(found.timings_ms)
         notices.extend(found.notices)
         failures.extend(found.failures)
-        sources = [h.chunk for h in found.hits[: self.config.top_k]]
+        pooled = time.perf_counter()
+        sources = await asyncio.to_thread(self._sources, question, found.hits, snapshot)
+        timings["pool"] = _ms(pooled)
         evidence = None
         if sources and (self.answerer is None
                         or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None, sources)):
@@ -184,12 +189,25 @@ class AnswerPipeline:
             timings_ms=timings, **base,
         )
 
+    def _sources(self, question: str, hits, snapshot) -> list[Chunk]:
+        """The top passages, joined by the other language's best when the candidates hold both (rag.pools)."""
+        language = detect_language(question)
+
+        def general():
+            return np.vstack([self.finder.query_vector(q, snapshot.version) for q in GENERAL_QUESTIONS[language]])
+
+        def vectors(chunks):
+            return np.vstack([snapshot.vector(c.id) for c in chunks])
+
+        return answer_passages(language, hits, self.config.top_k, vectors, general)
+
     async def _evidence(self, question: str, rewritten: str | None, sources: list[Chunk], idf, version: str,
                         timings: dict[str, float]) -> Evidence:
         began = time.perf_counter()
         evidence = await asyncio.to_thread(gather_evidence, question, sources, idf,
                                            self._similarity(question, version), query=rewritten,
-                                           terms=self._term_similarity(version))
+                                           terms=self._term_similarity(version),
+                                           joined=max(0, len(sources) - self.config.top_k))
         timings["evidence"] = _ms(began)
         return evidence
 

@@ -77,3 +77,20 @@ def test_a_question_on_what_the_handbook_never_covers_says_so(handbook):
     """Daycare: the leave and travel policies are close, and none of them mentions it."""
     answer = ask(handbook, "Does the company pay for my child's daycare?")
     assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"daycare"'), answer.text
+
+
+@pytest.mark.parametrize("question, intro, answer", [
+    ("新员工第一天要做什么？", FROM_DOCUMENT[("zh", "en")].format(title="New Employee Onboarding Guide"),
+     "Arrive at 9:30 at the reception desk"),
+    ("In Shanghai, how much can I claim for a hotel night?",
+     FROM_DOCUMENT[("en", "zh")].format(title="中国区差旅报销制度"), "每晚不超过六百元"),
+])
+def test_the_other_languages_answer_is_quoted_beside_the_askers_own(handbook, question, intro, answer):
+    """Where the knowledge base holds both languages, the other language's best passages join the top
+    ones, and its best sentence is quoted when it answers nearly as well: the onboarding guide's first day
+    ranked 12th of 62 passages for the Chinese question, the China office's hotel rule is the Chinese one."""
+    found = ask(handbook, question)
+    assert not found.refused, found.refusal_reason
+    lines = found.text.splitlines()
+    assert intro in lines, found.text
+    assert answer in lines[lines.index(intro) + 1], found.text

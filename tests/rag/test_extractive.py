@@ -144,3 +144,25 @@ def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
     chosen = choose_quotes(Evidence(units, [u.unit for u in units]))
     assert [[u.text for u in excerpt] for excerpt in chosen] == [[article.unit.text], [other.unit.text], [third.unit.text]], \
         "an article counts as one sentence of the budget: three whole articles"
+
+
+def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runner_ups():
+    """A knowledge base of both languages: the China office's rule is quoted beside the global one when it
+    scores nearly as well — but not under a near-miss warning, where it answers no better."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "第一条 员工出差须提交出差申请。", "paragraph", 0.896)
+    runner = _scored(0, 20, "第二条 出境出差须经部门负责人批准。", "paragraph", 0.89)
+    another = _scored(1, 0, "员工依法登记结婚的，享受婚假十天。", "paragraph", 0.887)
+    english = _scored(2, 0, "Arrive at 9:30 at the reception desk on the ground floor.", "sentence", 0.873)
+    units = [best, runner, another, english]
+    languages = ["zh", "zh", "en"]
+    sections = [("a.md", "出差审批"), ("a.md", "出差审批"), ("b.md", "婚假")]
+
+    def chosen(missing=()):
+        evidence = Evidence(units, [u.unit for u in units], languages=languages, sections=sections, missing=missing)
+        return [[u.text for u in excerpt] for excerpt in choose_quotes(evidence)]
+
+    assert chosen() == [[best.unit.text, runner.unit.text], [english.unit.text]]
+    assert english.unit.text not in str(chosen(missing=("入职",))), "a near miss quotes no other-language extra"
