@@ -27,6 +27,7 @@ from slack_sdk.models.views import View
 
 from bot.core.examples import example_questions, folders, title_of
 from bot.core.reindex import ReindexRun, run_text
+from bot.core.review import REVIEW_DAYS, STATUS, rules_note
 from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
 from rag.index.snapshot import Manifest
 
@@ -35,7 +36,6 @@ CONFIRM_DEMOTION = "home_confirm_demotion"
 UNDO_DEMOTION = "home_undo_demotion"
 SHOW_PASSAGE = "home_show_passage"
 HOME_CALLBACK = "home"
-REVIEW_DAYS = 30
 MAX_ANSWERS = 10
 MAX_PASSAGES = 15
 MAX_FOLDERS = 10
@@ -44,12 +44,6 @@ MAX_PEOPLE = 10
 MAX_DOCUMENTS = 10
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
-STATUS = {
-    "demoted": "ranks lower for similar questions",
-    "pending": "not demoted yet: it needs more people's flags, or an admin's confirmation",
-    "faded": "the flags are too old to count any more",
-    "passage changed": "a reindex changed this passage, so these votes no longer apply to it",
-}
 
 
 @dataclass
@@ -133,11 +127,7 @@ def admin_home(data: AdminHome) -> dict:
         if data.hidden.get("documents"):
             listed += f" · and {data.hidden['documents']} more outside your scope"
         blocks.append(_section(f"*Documents with the most flags:* {listed}"))
-    others = "another person agrees" if data.min_voters == 2 else f"{data.min_voters} people in all agree"
-    blocks.append(_context(
-        f"A flagged passage ranks lower for questions like the ones it was flagged on once {others} "
-        "(a “this source helped” counts against a flag), or at once when an admin flags it or confirms the "
-        "demotion. *Undo* makes the votes so far stop counting. Votes fade over time."))
+    blocks.append(_context(rules_note(data.min_voters, bold="*")))
     return _home(blocks)
 
 

@@ -60,7 +60,7 @@ def test_a_personal_chat_streams_and_ends_with_native_citations_and_feedback(han
     assert first["appearance"]["abstract"][:30] == " ".join(cited.text.split())[:30]
     message = final.entity("https://schema.org/Message")
     assert message["additionalType"] == ["AIGeneratedContent"], "marked as AI-generated"
-    assert final.body["channelData"]["feedbackLoop"] == {"type": "default"}, "feedback loop enabled"
+    assert final.body["channelData"]["feedbackLoop"] == {"type": "custom"}, "feedback loop enabled: our own form"
     assert all(c.authorization is None for c in connector.calls), "anonymous mode: no token goes out"
 
 
