@@ -9,6 +9,7 @@ Every function here blocks (SQLite, the embedder, the live index): call them off
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,26 @@ STATUS = {
     "faded": "the flags are too old to count any more",
     "passage changed": "a reindex changed this passage, so these votes no longer apply to it",
 }
+
+
+@dataclass(frozen=True)
+class ReviewWords:
+    """The review's wording, the same on every surface (each adds its own marks and emoji)."""
+
+    answers: str = f"Most down-voted answers · last {REVIEW_DAYS} days"
+    passages: str = f"Flagged passages · last {REVIEW_DAYS} days"
+    no_answers: str = "No down-voted answers in this period."
+    no_passages: str = "No flagged passages in this period."
+    most_flagged: str = "Documents with the most flags:"
+
+
+WORDS = ReviewWords()
+
+
+def outside(hidden: int, one: str, many: str, where: str) -> str:
+    """How many entries of a kind the reviewer's scope left out; `where`: the place their scope is that of."""
+    return (f"{hidden} more {one if hidden == 1 else many} outside your scope (they concern documents you could "
+            f"not be answered from {where}).")
 
 
 def agreeing(min_voters: int) -> str:
@@ -171,10 +192,25 @@ class Overridden:
     location: str | None  # the passage's footnote text (None: never cited with votes)
     status: str | None = None  # after a confirm: "demoted" unless e.g. the passage changed
 
+    def sentence(self, emphasis: Callable[[str], str]) -> str:
+        """What was done, in plain words; `emphasis` marks the passage's location and status the surface's way."""
+        where = emphasis(self.location) if self.location else "the passage"
+        if self.action == "undo":
+            return f"Undone for {where}: the votes on it so far no longer count, so it ranks as before."
+        if self.status == "demoted":
+            return f"Demotion confirmed for {where}: it now ranks lower for similar questions."
+        return f"Confirmed for {where}; its status is now {emphasis(self.status or 'unknown')}."
 
-def override(services: CoreServices, chunk_id: str, action: str, user: str) -> Overridden:
-    """Confirm or undo what the votes on a passage do; the store keeps who did it and when."""
+
+NOT_IN_REVIEW = "That passage is not in your review, so nothing changed."
+
+
+def override(services: CoreServices, chunk_id: str, action: str, user: str, scope: Scope) -> Overridden | None:
+    """Confirm or undo what the votes on a passage do; the store keeps who did it and when. None (nothing
+    done) for a passage of a document outside the reviewer's `scope`: their review never listed it."""
     passage = voted_passage(services, chunk_id)
+    if passage is not None and not may_show(services.documents(), scope, passage.cited.file, where_answered=False):
+        return None
     services.feedback.override(chunk_id, action, user)
     location = passage.cited.location if passage else None
     if action == "undo":

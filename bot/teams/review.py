@@ -16,12 +16,14 @@ from microsoft_agents.activity import Activity, ActivityTypes, AdaptiveCardInvok
 from microsoft_agents.hosting.core import TurnContext
 
 from bot.core.review import (
-    REVIEW_DAYS,
+    NOT_IN_REVIEW,
     STATUS,
+    WORDS,
     Overridden,
     Review,
     VotedPassage,
     admin_review,
+    outside,
     override,
     passage_for_admin,
     rules_note,
@@ -56,18 +58,17 @@ def _people(users: list[str]) -> str:
     return shown + (f" and {len(users) - MAX_PEOPLE} more" if len(users) > MAX_PEOPLE else "")
 
 
-def _outside(hidden: int, many: str) -> list[dict]:
+def _outside(hidden: int, one: str, many: str) -> list[dict]:
     if not hidden:
         return []
-    return [_text(f"🔒 {hidden} more {many} outside your scope (they concern documents you could not be "
-                  "answered from in our personal chat).", isSubtle=True)]
+    return [_text(f"🔒 {outside(hidden, one, many, 'in our personal chat')}", isSubtle=True)]
 
 
 def _answers(review: Review) -> list[dict]:
     answers = review.items.get("answers", [])
-    blocks = [_text(f"Most down-voted answers · last {REVIEW_DAYS} days", size="Medium", weight="Bolder")]
+    blocks = [_text(WORDS.answers, size="Medium", weight="Bolder")]
     if not answers:
-        blocks.append(_text("👎 No down-voted answers in this period.", isSubtle=True))
+        blocks.append(_text(f"👎 {WORDS.no_answers}", isSubtle=True))
     for entry in answers[:MAX_ANSWERS]:
         lines = [f"**“{_plain(entry['question'], 300)}”**", f"👎 {entry['down_votes']} · 👍 {entry['up_votes']}"]
         reasons = entry.get("reasons") or {}
@@ -78,7 +79,7 @@ def _answers(review: Review) -> list[dict]:
         blocks.append({"type": "Container", "separator": True, "items": [_text("\n\n".join(lines))]})
     if len(answers) > MAX_ANSWERS:
         blocks.append(_text(f"… and {len(answers) - MAX_ANSWERS} more down-voted answers.", isSubtle=True))
-    return blocks + _outside(review.hidden.get("answers", 0), "down-voted answers")
+    return blocks + _outside(review.hidden.get("answers", 0), "down-voted answer", "down-voted answers")
 
 
 def _button(title: str, verb: str, chunk_id: str) -> dict:
@@ -107,14 +108,14 @@ def _passage(entry: dict, shown: VotedPassage | None) -> dict:
 
 def _passages(review: Review, shown: tuple[str, VotedPassage] | None) -> list[dict]:
     passages = review.items.get("passages", [])
-    blocks = [_text(f"Flagged passages · last {REVIEW_DAYS} days", size="Medium", weight="Bolder")]
+    blocks = [_text(WORDS.passages, size="Medium", weight="Bolder")]
     if not passages:
-        blocks.append(_text("🚩 No flagged passages in this period.", isSubtle=True))
+        blocks.append(_text(f"🚩 {WORDS.no_passages}", isSubtle=True))
     for entry in passages[:MAX_PASSAGES]:
         blocks.append(_passage(entry, shown[1] if shown and shown[0] == entry["chunk_id"] else None))
     if len(passages) > MAX_PASSAGES:
         blocks.append(_text(f"… and {len(passages) - MAX_PASSAGES} more flagged passages.", isSubtle=True))
-    return blocks + _outside(review.hidden.get("passages", 0), "flagged passages")
+    return blocks + _outside(review.hidden.get("passages", 0), "flagged passage", "flagged passages")
 
 
 def review_card(review: Review, notice: str | None = None, shown: tuple[str, VotedPassage] | None = None) -> dict:
@@ -128,18 +129,13 @@ def review_card(review: Review, notice: str | None = None, shown: tuple[str, Vot
         listed = " · ".join(f"`{d['file']}` ({d['flags']})" for d in documents[:MAX_DOCUMENTS])
         if review.hidden.get("documents"):
             listed += f" · and {review.hidden['documents']} more outside your scope"
-        body.append(_text(f"**Documents with the most flags:** {listed}"))
+        body.append(_text(f"**{WORDS.most_flagged}** {listed}"))
     body.append(_text(rules_note(review.min_voters, bold="**"), isSubtle=True, size="Small"))
     return {"type": "AdaptiveCard", "version": "1.5", "body": body}
 
 
 def notice_of(done: Overridden) -> str:
-    where = f"**{inert(done.location)}**" if done.location else "the passage"
-    if done.action == "undo":
-        return f"↩️ Undone for {where}: the votes on it so far no longer count, so it ranks as before."
-    if done.status == "demoted":
-        return f"✅ Demotion confirmed for {where}: it now ranks lower for similar questions."
-    return f"✅ Confirmed for {where}; its status is now **{done.status or 'unknown'}**."
+    return f"{'↩️' if done.action == 'undo' else '✅'} {done.sentence(lambda text: f'**{inert(text)}**')}"
 
 
 class TeamsReview:
@@ -182,14 +178,14 @@ class TeamsReview:
         verb = activity.value.get("action", {}).get("verb") if isinstance(activity.value, dict) else None
         chunk_id = data.get("chunk") if isinstance(data, dict) else None
         refused = await self._refusal(activity)
-        if refused or not isinstance(chunk_id, str):
+        if refused or not isinstance(chunk_id, str) or verb not in (CONFIRM, UNDO, SHOW):
             card = {"type": "AdaptiveCard", "version": "1.5", "body": [_text(refused or "Nothing to do.")]}
             return _card_response(card)
         if verb == SHOW:
             return _card_response(await self.card(activity, show=chunk_id))
-        action = "confirm" if verb == CONFIRM else "undo"
-        done = await asyncio.to_thread(override, self.services, chunk_id, action, user_of(activity))
-        return _card_response(await self.card(activity, notice_of(done)))
+        action, scope = "confirm" if verb == CONFIRM else "undo", await self.scope(activity)
+        done = await asyncio.to_thread(override, self.services, chunk_id, action, user_of(activity), scope)
+        return _card_response(await self.card(activity, notice_of(done) if done else NOT_IN_REVIEW))
 
 
 def _card_response(card: dict) -> AdaptiveCardInvokeResponse:

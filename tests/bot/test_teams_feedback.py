@@ -4,8 +4,6 @@ and an admin confirms, undoes and opens a flagged passage from the `review` card
 
 from __future__ import annotations
 
-import pytest
-
 from tests.bot.harness import wait_for
 from tests.bot.teams_ui import (
     ADMIN,
@@ -18,19 +16,11 @@ from tests.bot.teams_ui import (
     feedback_form,
     form_sent,
     post,
-    start_teams_bot,
 )
 
 CHAT = "a:personal-chat-1"
 OTHER = "aad0000c-0000-4000-8000-000000000003"
 LEAVE = "How many days of annual leave do I get?"
-
-
-@pytest.fixture
-def teams(handbook_index, tmp_path):
-    running = start_teams_bot(handbook_index, tmp_path)
-    yield running
-    running.stop()
 
 
 def ask(teams, connector, question: str, conversation: str = CHAT, user: str = MEMBER):

@@ -15,12 +15,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import admin_review, override, passage_for_admin
+from bot.core.review import NOT_IN_REVIEW, admin_review, override, passage_for_admin
 from bot.slack.blocks import cut, escape, source_modal
 from bot.slack.home import (
     CONFIRM_DEMOTION,
     REINDEX_NOW,
-    REVIEW_DAYS,
     SHOW_PASSAGE,
     UNDO_DEMOTION,
     AdminHome,
@@ -60,7 +59,7 @@ async def publish_home(services: SlackServices, client: AsyncWebClient, user: st
 
 
 def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
-    review = admin_review(services, scope, REVIEW_DAYS)
+    review = admin_review(services, scope)
     return AdminHome(services.index.manifest() if services.index is not None else None, review.items,
                      running=services.reindexer.current, last=services.reindexer.last,
                      min_voters=review.min_voters, hidden=review.hidden)
@@ -74,16 +73,13 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-def _override(services: SlackServices, chunk_id: str, action: str, user: str) -> str:
+def _override(services: SlackServices, chunk_id: str, action: str, user: str, scope: Scope) -> str:
     """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
-    done = override(services, chunk_id, action, user)
-    where = f"*{escape(done.location)}*" if done.location else "the passage"
-    if action == "undo":
-        return (f":leftwards_arrow_with_hook: Undone for {where}: the votes on it so far no longer count, "
-                "so it ranks as before.")
-    if done.status == "demoted":
-        return f":white_check_mark: Demotion confirmed for {where}: it now ranks lower for similar questions."
-    return f":white_check_mark: Confirmed for {where}; its status is now *{escape(done.status or 'unknown')}*."
+    done = override(services, chunk_id, action, user, scope)
+    if done is None:
+        return NOT_IN_REVIEW
+    mark = ":leftwards_arrow_with_hook:" if action == "undo" else ":white_check_mark:"
+    return f"{mark} {done.sentence(lambda text: f'*{escape(text)}*')}"
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
@@ -101,7 +97,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         notice = None
         if await services.admins.is_admin(client, user):
             kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
-            notice = await asyncio.to_thread(_override, services, action["value"], kind, user)
+            scope = await private_scope(services, user)
+            notice = await asyncio.to_thread(_override, services, action["value"], kind, user, scope)
         await publish_home(services, client, user, context.get("bot_user_id"), notice)
 
     @app.action(SHOW_PASSAGE)
