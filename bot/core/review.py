@@ -28,7 +28,6 @@ WRONG, HELPED = "wrong", "helped"  # the two votes on a source, as surfaces name
 VALUES = {WRONG: -1, HELPED: 1}
 GONE = "Sorry, that answer is no longer on record."
 
-
 # What a flagged passage's status means, as the review says it.
 STATUS = {
     "demoted": "ranks lower for similar questions",
@@ -228,7 +227,9 @@ class SourceToShow:
     allowed: bool = False
 
 
-def source_to_show(services: CoreServices, answer_id: str, marker: int, scope: Scope, conversation: str) -> SourceToShow:
+def source_to_show(services: CoreServices, answer_id: str, marker: int, scope: Scope,
+                   conversation: str) -> SourceToShow:
+    """Citation `marker` of an answer, asked for in `conversation` by a viewer reading in `scope`."""
     recorded = services.feedback.answer(answer_id)
     if recorded is None or not 1 <= marker <= len(recorded.citations):
         return SourceToShow(None)

@@ -8,6 +8,7 @@ in a personal chat."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -40,6 +41,8 @@ REVIEW = re.compile(rf"^\s*{REVIEW_COMMAND}\s*$", re.IGNORECASE)
 CONFIRM, UNDO, SHOW = "review/confirm", "review/undo", "review/show"
 VERBS = re.compile(r"^review/")
 MAX_ANSWERS, MAX_PASSAGES, MAX_DOCUMENTS, MAX_PEOPLE, MAX_QUESTIONS = 10, 15, 10, 10, 5
+# A Teams message holds 40 KB (UTF-16): the lists get what is left once the rest of the card is in.
+ANSWERS_BUDGET, PASSAGES_BUDGET, SHOWN_CHARS = 12_000, 16_000, 1500
 NOT_ADMIN = "Sorry, only knowledge-base admins can use `review`."
 NOT_HERE = "The review is only shown in our personal chat: send me `review` there."
 
@@ -64,21 +67,47 @@ def _outside(hidden: int, one: str, many: str) -> list[dict]:
     return [_text(f"🔒 {outside(hidden, one, many, 'in our personal chat')}", isSubtle=True)]
 
 
+def _size(block: dict) -> int:
+    """What a block weighs in a Teams message, whose limit counts UTF-16 bytes."""
+    return len(json.dumps(block, ensure_ascii=False).encode("utf-16-le"))
+
+
+def _fitting(blocks: list[dict], budget: int, keep: dict | None = None) -> list[dict]:
+    """The first blocks that fit in `budget`, in order; `keep` (the passage opened) always."""
+    kept, used, full = [], _size(keep) if keep is not None else 0, False
+    for block in blocks:
+        if block is keep:
+            kept.append(block)
+        elif not full and used + _size(block) <= budget:
+            kept.append(block)
+            used += _size(block)
+        else:
+            full = True
+    return kept
+
+
+def _more(left: int, many: str) -> list[dict]:
+    return [_text(f"… and {left} more {many} (`ai-employee feedback summary --limit N` lists more).",
+                  isSubtle=True)] if left > 0 else []
+
+
+def _answer(entry: dict) -> dict:
+    lines = [f"**“{_plain(entry['question'], 300)}”**", f"👎 {entry['down_votes']} · 👍 {entry['up_votes']}"]
+    reasons = entry.get("reasons") or {}
+    if reasons:
+        lines.append("Reasons: " + " · ".join(f"{r} ×{n}" for r, n in sorted(reasons.items(), key=lambda i: -i[1])))
+    lines += [f"> {_plain(comment, 300)}" for comment in (entry.get("comments") or [])[:2]]
+    lines.append(f"_Answer:_ {_plain(entry['answer'], 300)}")
+    return {"type": "Container", "separator": True, "items": [_text("\n\n".join(lines))]}
+
+
 def _answers(review: Review) -> list[dict]:
     answers = review.items.get("answers", [])
     blocks = [_text(WORDS.answers, size="Medium", weight="Bolder")]
     if not answers:
         blocks.append(_text(f"👎 {WORDS.no_answers}", isSubtle=True))
-    for entry in answers[:MAX_ANSWERS]:
-        lines = [f"**“{_plain(entry['question'], 300)}”**", f"👎 {entry['down_votes']} · 👍 {entry['up_votes']}"]
-        reasons = entry.get("reasons") or {}
-        if reasons:
-            lines.append("Reasons: " + " · ".join(f"{r} ×{n}" for r, n in sorted(reasons.items(), key=lambda i: -i[1])))
-        lines += [f"> {_plain(comment, 400)}" for comment in (entry.get("comments") or [])[:3]]
-        lines.append(f"_Answer:_ {_plain(entry['answer'], 300)}")
-        blocks.append({"type": "Container", "separator": True, "items": [_text("\n\n".join(lines))]})
-    if len(answers) > MAX_ANSWERS:
-        blocks.append(_text(f"… and {len(answers) - MAX_ANSWERS} more down-voted answers.", isSubtle=True))
+    listed = _fitting([_answer(e) for e in answers[:MAX_ANSWERS]], ANSWERS_BUDGET)
+    blocks += listed + _more(len(answers) - len(listed), "down-voted answers")
     return blocks + _outside(review.hidden.get("answers", 0), "down-voted answer", "down-voted answers")
 
 
@@ -97,7 +126,7 @@ def _passage(entry: dict, shown: VotedPassage | None) -> dict:
              _text(f"Status: **{status}**{' (admin)' if entry.get('admin') else ''} — {STATUS.get(status, '')}")]
     if shown is not None:
         asked = "\n".join(f"- {_plain(q, 300)}" for q in shown.questions[:MAX_QUESTIONS])
-        items += [_text(inert(shown.cited.text)), _text(f"**Voted on for these questions:**\n{asked}")]
+        items += [_text(_plain(shown.cited.text, SHOWN_CHARS)), _text(f"**Voted on for these questions:**\n{asked}")]
     buttons = []
     if status != "passage changed" and not (status == "demoted" and entry.get("admin")):
         buttons.append(_button("Confirm demotion", CONFIRM, entry["chunk_id"]))
@@ -111,10 +140,10 @@ def _passages(review: Review, shown: tuple[str, VotedPassage] | None) -> list[di
     blocks = [_text(WORDS.passages, size="Medium", weight="Bolder")]
     if not passages:
         blocks.append(_text(f"🚩 {WORDS.no_passages}", isSubtle=True))
-    for entry in passages[:MAX_PASSAGES]:
-        blocks.append(_passage(entry, shown[1] if shown and shown[0] == entry["chunk_id"] else None))
-    if len(passages) > MAX_PASSAGES:
-        blocks.append(_text(f"… and {len(passages) - MAX_PASSAGES} more flagged passages.", isSubtle=True))
+    entries = [_passage(e, shown[1] if shown and shown[0] == e["chunk_id"] else None) for e in passages[:MAX_PASSAGES]]
+    opened = next((b for b, e in zip(entries, passages) if shown and shown[0] == e["chunk_id"]), None)
+    listed = _fitting(entries, PASSAGES_BUDGET, keep=opened)
+    blocks += listed + _more(len(passages) - len(listed), "flagged passages")
     return blocks + _outside(review.hidden.get("passages", 0), "flagged passage", "flagged passages")
 
 

@@ -4,6 +4,12 @@ and an admin confirms, undoes and opens a flagged passage from the `review` card
 
 from __future__ import annotations
 
+import json
+
+from bot.core.review import Review, VotedPassage
+from bot.teams.feedback import Submitted, parse
+from bot.teams.review import review_card
+from rag.feedback import CitedChunk
 from tests.bot.harness import wait_for
 from tests.bot.teams_ui import (
     ADMIN,
@@ -17,6 +23,7 @@ from tests.bot.teams_ui import (
     form_sent,
     post,
 )
+from tests.fakes.bot_connector import MESSAGE_BYTES
 
 CHAT = "a:personal-chat-1"
 OTHER = "aad0000c-0000-4000-8000-000000000003"
@@ -141,3 +148,43 @@ def test_a_members_review_is_refused_and_so_are_their_card_actions(teams, connec
     assert teams.services.feedback.overrides() == []
     in_channel = review(teams, connector, conversation="19:general@thread.tacv2;messageid=5")
     assert in_channel.text.startswith("The review is only shown in our personal chat")
+
+
+def big_review(n: int = 60) -> Review:
+    answers = [{"answer_id": f"a{i}", "question": "Why? " * 200, "answer": "Because. " * 400, "down_votes": 3,
+                "up_votes": 0, "reasons": {"outdated": 2, "other": 1}, "comments": ["x" * 3000] * 5,
+                "channel": "a:chat", "platform": "teams", "last_vote": 1.7e9} for i in range(n)]
+    passages = [{"chunk_id": f"c{i:040d}", "file": "f.md", "location": "Policy › Section " * 30, "text": "t " * 2000,
+                 "flaggers": [f"aad{j:05d}-0000-4000-8000-000000000000" for j in range(40)],
+                 "helpers": [f"aad{j:05d}-0000-4000-8000-00000000ffff" for j in range(40)],
+                 "admin": False, "strength": 2.0, "last_vote": 1.7e9, "questions": ["q"], "status": "pending"}
+                for i in range(n)]
+    documents = [{"file": f"f{i}.md", "flags": 2} for i in range(n)]
+    return Review({"answers": answers, "passages": passages, "documents": documents},
+                  {"answers": 7, "passages": 8, "documents": 9})
+
+
+def test_a_long_review_fits_one_teams_message_and_says_how_many_were_left_out():
+    last = "c" + f"{14:040d}"
+    opened = VotedPassage(CitedChunk(last, "f.md", "Policy", "word " * 5000), ["q"] * 20)
+    for shown in (None, (last, opened)):
+        card = review_card(big_review(), notice="n" * 300, shown=shown)
+        message = {"type": "message", "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive",
+                                                       "content": card}]}
+        assert len(json.dumps(message, ensure_ascii=False).encode("utf-16-le")) < MESSAGE_BYTES - 2000
+        text = card_text(card)
+        assert "more down-voted answers (`ai-employee feedback summary --limit N` lists more)" in text
+        assert "more flagged passages (`ai-employee feedback summary --limit N` lists more)" in text
+        assert "7 more down-voted answers outside your scope" in text and "and 30 more" in text, "flaggers beyond ten"
+    assert "word word" in text and [d for _, _, d in card_actions(card)][-1] == {"chunk": last}, \
+        "the passage opened is shown even when it comes late in the list"
+
+
+def test_a_form_s_unknown_choices_and_inputs_are_ignored_and_a_plain_string_is_the_comment():
+    form = {"source_1": "wrong", "source_2": "helped", "source_3": "maybe", "sourcex": "wrong", "feedbackText": "Old"}
+    value = {"actionName": "feedback", "actionValue": {"reaction": "dislike", "feedback": json.dumps(form)}}
+    assert parse(value) == Submitted(False, "Old", {1: -1, 2: 1})
+    plain = {"actionName": "feedback", "actionValue": {"reaction": "like", "feedback": "not JSON"}}
+    assert parse(plain) == Submitted(True, "not JSON", {})
+    assert parse({"actionName": "feedback", "actionValue": {"reaction": "meh"}}) is None
+    assert parse({"actionName": "other"}) is None and parse("feedback") is None
