@@ -92,6 +92,15 @@ def test_two_teams_users_flagging_a_source_demote_it_one_user_twice_does_not(tea
     assert "[2] Thanks — marked as helpful." in helped
 
 
+def test_an_admins_single_flag_from_teams_counts_at_once(teams, connector):
+    final, recorded = ask(teams, connector, LEAVE)
+    said = flag(teams, connector, final, 1, ADMIN)
+    assert "[1] Marked as a wrong source — thanks. It now ranks lower for similar questions (an admin's flag " \
+           "counts at once)." in said
+    [vote] = [v for v in teams.services.feedback.votes() if v.target == "citation:1"]
+    assert (vote.user, vote.value, vote.admin, vote.chunk_id) == (ADMIN, -1, True, recorded.citations[0].chunk_id)
+
+
 def review(teams, connector, user: str = ADMIN, conversation: str = "a:admin-chat"):
     before = len(connector.messages_in(conversation))
     post(teams, activity(connector, "review", conversation=conversation, user=user,
