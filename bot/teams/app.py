@@ -27,7 +27,6 @@ from bot.core.reindex import BUSY, run_reindex
 from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
 from bot.teams import commands, feedback
-from bot.teams.review import REVIEW, VERBS, TeamsReview
 from bot.teams.auth import authorized
 from bot.teams.config import TeamsSettings
 from bot.teams.conversation import (
@@ -43,6 +42,7 @@ from bot.teams.conversation import (
     user_of,
 )
 from bot.teams.reply import TeamsReply, delivering, with_retries
+from bot.teams.review import REVIEW, VERBS, TeamsReview
 from cache import cache_key
 from rag.types import Scope
 
