@@ -27,6 +27,7 @@ from slack_sdk.models.views import View
 
 from bot.core.examples import example_questions, folders, title_of
 from bot.core.reindex import ReindexRun, run_text
+from bot.core.review import STATUS, WORDS, outside, rules_note
 from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
 from rag.index.snapshot import Manifest
 
@@ -35,7 +36,6 @@ CONFIRM_DEMOTION = "home_confirm_demotion"
 UNDO_DEMOTION = "home_undo_demotion"
 SHOW_PASSAGE = "home_show_passage"
 HOME_CALLBACK = "home"
-REVIEW_DAYS = 30
 MAX_ANSWERS = 10
 MAX_PASSAGES = 15
 MAX_FOLDERS = 10
@@ -44,12 +44,6 @@ MAX_PEOPLE = 10
 MAX_DOCUMENTS = 10
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
-STATUS = {
-    "demoted": "ranks lower for similar questions",
-    "pending": "not demoted yet: it needs more people's flags, or an admin's confirmation",
-    "faded": "the flags are too old to count any more",
-    "passage changed": "a reindex changed this passage, so these votes no longer apply to it",
-}
 
 
 @dataclass
@@ -119,10 +113,10 @@ def admin_home(data: AdminHome) -> dict:
     if data.notice:
         blocks.append(_section(data.notice))
     blocks += _index_status(data)
-    blocks += [DividerBlock(), _header(f"Most down-voted answers · last {REVIEW_DAYS} days")]
+    blocks += [DividerBlock(), _header(WORDS.answers)]
     blocks += _answers(data.review.get("answers", []))
     blocks += _outside(data.hidden.get("answers", 0), "down-voted answer", "down-voted answers")
-    blocks += [DividerBlock(), _header(f"Flagged passages · last {REVIEW_DAYS} days")]
+    blocks += [DividerBlock(), _header(WORDS.passages)]
     blocks += _passages(data.review.get("passages", []))
     blocks += _outside(data.hidden.get("passages", 0), "flagged passage", "flagged passages")
     documents = data.review.get("documents", [])
@@ -132,20 +126,15 @@ def admin_home(data: AdminHome) -> dict:
             listed += f" · and {len(documents) - MAX_DOCUMENTS} more"
         if data.hidden.get("documents"):
             listed += f" · and {data.hidden['documents']} more outside your scope"
-        blocks.append(_section(f"*Documents with the most flags:* {listed}"))
-    others = "another person agrees" if data.min_voters == 2 else f"{data.min_voters} people in all agree"
-    blocks.append(_context(
-        f"A flagged passage ranks lower for questions like the ones it was flagged on once {others} "
-        "(a “this source helped” counts against a flag), or at once when an admin flags it or confirms the "
-        "demotion. *Undo* makes the votes so far stop counting. Votes fade over time."))
+        blocks.append(_section(f"*{WORDS.most_flagged}* {listed}"))
+    blocks.append(_context(rules_note(data.min_voters, bold="*")))
     return _home(blocks)
 
 
 def _outside(hidden: int, one: str, many: str) -> list:
     if not hidden:
         return []
-    return [_context(f":lock: {hidden} more {one if hidden == 1 else many} outside your scope (they concern "
-                     "documents you could not be answered from in your direct messages with the app).")]
+    return [_context(f":lock: {outside(hidden, one, many, 'in your direct messages with the app')}")]
 
 
 def _index_status(data: AdminHome) -> list:
@@ -180,7 +169,7 @@ def _index_status(data: AdminHome) -> list:
 
 def _answers(answers: list[dict[str, Any]]) -> list:
     if not answers:
-        return [_context(":thumbsdown: No down-voted answers in this period.")]
+        return [_context(f":thumbsdown: {WORDS.no_answers}")]
     blocks: list = []
     for entry in answers[:MAX_ANSWERS]:
         lines = [f"*“{_snippet(entry['question'], 300)}”*"]
@@ -209,7 +198,7 @@ def _answers(answers: list[dict[str, Any]]) -> list:
 
 def _passages(passages: list[dict[str, Any]]) -> list:
     if not passages:
-        return [_context(":triangular_flag_on_post: No flagged passages in this period.")]
+        return [_context(f":triangular_flag_on_post: {WORDS.no_passages}")]
     blocks: list = []
     for entry in passages[:MAX_PASSAGES]:
         status = entry["status"]

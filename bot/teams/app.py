@@ -42,6 +42,7 @@ from bot.teams.conversation import (
     user_of,
 )
 from bot.teams.reply import TeamsReply, delivering, with_retries
+from bot.teams.review import REVIEW, VERBS, TeamsReview
 from cache import cache_key
 from rag.types import Scope
 
@@ -67,6 +68,7 @@ class TeamsSurface:
         self.settings = settings
         self.admins = AdminCheck(settings.admins)
         self.scoping = ScopeCommand(services.scopes, services.documents, commands.SCOPE_STYLE)
+        self.review = TeamsReview(services, self.admins.is_admin, self._scope)
         self.connections = connections or msal_connections(settings)
         self.adapter = CloudAdapter(connection_manager=self.connections)
         self.adapter.on_turn_error = self._turn_failed  # the SDK's default would show the user the exception
@@ -87,8 +89,12 @@ class TeamsSurface:
         agent.members_added()(self._on_members_added)
         agent.message(re.compile(rf"^\s*{commands.COMMAND}\s*$", re.IGNORECASE))(self._on_reindex)
         agent.message(commands.SCOPE)(self._on_scope)
+        agent.message(REVIEW)(self._on_review)
         agent.message()(self._on_message)
-        agent.invoke(feedback.SUBMIT_ACTION)(lambda context, _state: feedback.on_submit_action(self.services, context))
+        agent.invoke(feedback.SUBMIT_ACTION)(
+            lambda context, _state: feedback.on_submit_action(self.services, context, self.admins.is_admin))
+        agent.invoke(feedback.FETCH_TASK)(lambda context, _state: feedback.on_fetch_task(self.services, context))
+        agent.adaptive_card.action_execute(VERBS)(lambda context, _state, data: self.review.on_action(context, data))
         agent.error(self._turn_failed)
 
     def add_routes(self, application: web.Application) -> None:
@@ -158,6 +164,10 @@ class TeamsSurface:
                                commands.scope_argument(question_text(activity)))
         reply = await asyncio.to_thread(self.scoping.run, request, await self.admins.is_admin(user))
         await context.send_activity(reply)
+
+    async def _on_review(self, context: TurnContext, _state: TurnState) -> None:
+        if await self._act_on(context):
+            await self.review.on_command(context)
 
     async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.teams.command_names import COMMAND, SCOPE_COMMAND
+from bot.teams.command_names import COMMAND, REVIEW_COMMAND, SCOPE_COMMAND
 
 SCHEMA_URL = "https://developer.microsoft.com/en-us/json-schemas/teams/v1.29/MicrosoftTeams.schema.json"
 MANIFEST_VERSION = "1.29"
@@ -27,6 +27,8 @@ COMMANDS = [
     {"title": SCOPE_COMMAND,
      "description": "Show which document collections this conversation answers from; admins change them with "
                     "`scope hr,public` or `scope reset`."},
+    {"title": REVIEW_COMMAND,
+     "description": "Admins, in the personal chat: the flagged passages and down-voted answers, to confirm or undo."},
 ]
 ASK = "Ask anything about the company's documents, in your own words."
 

@@ -3,7 +3,7 @@
 In a personal chat the answer streams: an informative update ("Searching the knowledge base…"), text
 chunks at the SDK's interval, then the final message. Teams allows no streaming in channels and group
 chats: there a typing indicator runs until the one final message. The final message is the finished
-answer — its text, native citations, the AI-generated label and the feedback loop."""
+answer — its text, native citations, the AI-generated label and the (custom) feedback loop."""
 
 from __future__ import annotations
 
@@ -175,6 +175,7 @@ class TeamsReply:
     async def _end(stream: AnswerStream, part: Part, answer_id: str | None) -> None:
         stream.set_generated_by_ai_label(True)
         stream.set_feedback_loop(answer_id is not None)
+        stream.set_feedback_loop_type("custom")  # our form: the answer's sources, each to judge (bot.teams.feedback)
         await stream.end_with(part.text, part.citations)
 
     async def fail(self, message: str) -> None:

@@ -1,4 +1,5 @@
-"""The bot over HTTP against the local Slack Web API server, answering from the sample handbook."""
+"""The bot over HTTP against the local Slack Web API server or the local Bot Connector, answering from the
+sample handbook."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import start_bot
+from tests.bot.teams_ui import start_teams_bot
 from tests.conftest import HANDBOOK, build
 from tests.fakes.bot_connector import BotConnector
 from tests.fakes.slack_api import SlackApiServer
@@ -41,3 +43,11 @@ def connector():
     with BotConnector() as server:
         yield server
         server.assert_no_rejections()
+
+
+@pytest.fixture
+def teams(handbook_index, tmp_path):
+    """The bot with Teams only (in the SDK's anonymous local mode), on the sample handbook."""
+    running = start_teams_bot(handbook_index, tmp_path)
+    yield running
+    running.stop()

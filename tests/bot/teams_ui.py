@@ -72,3 +72,51 @@ def answer_of(bot: RunningBot, conversation: str, message_id: str):
     memory = bot.services.memory
     answer_id = asyncio.run_coroutine_threadsafe(memory.answer_of(conversation, message_id), bot._loop).result(10)
     return bot.services.feedback.answer(answer_id) if answer_id else None
+
+
+def feedback_form(connector: BotConnector, message_id: str, reaction: str, conversation: str = "a:personal-chat-1",
+                  user: str = MEMBER) -> dict[str, Any]:
+    """The invoke Teams sends for a message with a custom feedback loop when 👍/👎 is pressed: it asks the bot
+    for the form to show."""
+    base = feedback(connector, message_id, reaction, conversation=conversation, user=user)
+    base["value"]["actionValue"].pop("feedback")
+    return {**base, "name": "message/fetchTask"}
+
+
+def form_sent(connector: BotConnector, message_id: str, reaction: str, inputs: dict[str, str],
+              conversation: str = "a:personal-chat-1", user: str = MEMBER) -> dict[str, Any]:
+    """The invoke Teams sends when the custom feedback form is sent: its inputs as a JSON string."""
+    base = feedback(connector, message_id, reaction, conversation=conversation, user=user)
+    base["value"]["actionValue"]["feedback"] = json.dumps(inputs)
+    return base
+
+
+def card_action(connector: BotConnector, verb: str, data: dict[str, Any], conversation: str = "a:admin-chat",
+                user: str = ADMIN, message_id: str = "card-1") -> dict[str, Any]:
+    """The invoke Teams sends when an Action.Execute button of a card is pressed."""
+    base = activity(connector, "", conversation=conversation, user=user)
+    base.pop("text")
+    return {**base, "type": "invoke", "name": "adaptiveCard/action", "replyToId": message_id,
+            "value": {"action": {"type": "Action.Execute", "verb": verb, "data": data}, "trigger": "manual"}}
+
+
+def _nodes(node: Any):
+    """Every object of a card's JSON, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nodes(item)
+
+
+def card_text(card: dict[str, Any]) -> str:
+    """Every text of an Adaptive Card's body, as the reader sees it, one per line."""
+    return "\n".join(n.get("text", "") for n in _nodes(card.get("body", [])) if n.get("type") == "TextBlock")
+
+
+def card_actions(card: dict[str, Any]) -> list[tuple[str, str | None, dict | None]]:
+    """(title, verb, data) of every action of an Adaptive Card, in order."""
+    return [(n.get("title", ""), n.get("verb"), n.get("data")) for n in _nodes(card)
+            if str(n.get("type", "")).startswith("Action.")]

@@ -3,7 +3,7 @@ folder and access-listed documents, asked from every place and person in Slack a
 answer cache cold and warm (the same questions already answered elsewhere, cached in Redis), and again
 after a reindex that moves documents between collections. Nothing from a document outside the asker's scope
 may appear anywhere the reader looks: the streamed text, the finished message, its footnotes and citations,
-a refusal's suggestions, the Home tab."""
+a refusal's suggestions, the Home tab, the Teams review card."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ import redis
 from ai_employee.wiring import KnowledgeBase
 from bot.core.answering import Question
 from rag.config import Settings
+from rag.feedback import CitedChunk
 from tests.bot.harness import BOT_USER, TEAM, start_bot, wait_for
 from tests.bot.leakage import TEAMS_ONCALL, Document, documents, leaked_tags, probes, write
 from tests.bot.slack_ui import open_home, published, publishes
-from tests.bot.teams_ui import MEMBER, activity, post
+from tests.bot.teams_ui import ADMIN, MEMBER, activity, card_action, post
 from tests.conftest import build
 from tests.fakes.bot_connector import BotConnector
 from tests.fakes.slack_api import SlackApiServer
@@ -92,7 +93,7 @@ def bot(request, corpus, shared_data_dir, redis_process, tmp_path):
         chat = {"AIE_SCOPES_FILE": str(root / "scopes.yaml"), "AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3"),
                 "AIE_MAX_CONCURRENT_ANSWERS": 4}
         running = start_bot(shared_data_dir, index_dir, slack.base_url, chat_settings=chat,
-                            teams=TeamsSettings(_env_file=None, anonymous_allowed=True),
+                            teams=TeamsSettings(_env_file=None, anonymous_allowed=True, admin_ids=ADMIN),
                             feedback_db=tmp_path / "feedback.sqlite3", redis_url=redis_process.url, **backend)
         try:
             yield running, slack, connector, tmp_path / "docs"
@@ -245,6 +246,38 @@ def test_on_milvus_no_place_sees_a_document_outside_its_scope_either(bot):
     assert answered_tags(running, docs) == {d.tag for d in docs}
     moved = move_documents(running, docs_dir, docs)
     assert sweep(running, slack, connector, moved, places, core=True) == {}
+
+
+def test_the_teams_review_shows_an_admin_only_what_their_scope_may_read_and_counts_the_rest(bot):
+    running, _, connector, _ = bot
+    docs = documents()
+    services = running.services
+    chunks = services.documents()
+    version = services.index.manifest().version
+    for doc in docs:  # a down-voted answer citing each document, and a flag on its passage
+        chunk = chunks[doc.rel]
+        cited = CitedChunk(chunk.id, chunk.file, f"{chunk.title} · {doc.tag}", chunk.text, chunk.title, chunk.url)
+        answer_id = services.feedback.record_answer(doc.sentences[0], doc.sentences[1], [cited], version,
+                                                    "a:member-chat", MEMBER, platform="teams")
+        services.feedback.vote(answer_id, MEMBER, "answer", -1, "a:member-chat", platform="teams")
+        services.feedback.vote(answer_id, MEMBER, "citation:1", -1, "a:member-chat", platform="teams")
+
+    reader = Place("teams", "a:admin-chat", ADMIN)  # dm: hr, eng, public; on no access list
+    hidden = [d for d in docs if not reader.allows(d)]
+    assert {d.rel for d in hidden} == {"hr/salaries.md", "eng/incidents.txt", "finance/budget.md",
+                                       "finance/invoices.md", "finance/expenses.md"}
+    post(running, activity(connector, "review", conversation="a:admin-chat", user=ADMIN))
+    card = json.dumps(wait_for(lambda: connector.messages_in("a:admin-chat"))[0].body, ensure_ascii=False)
+    assert leaked_tags(card, docs, reader.allows) == []
+    assert all(d.tag in card for d in docs if reader.allows(d)), "what the admin may read is listed"
+    assert f"{len(hidden)} more down-voted answers outside your scope" in card
+    assert f"{len(hidden)} more flagged passages outside your scope" in card
+    for doc in hidden:  # a hand-made "Show passage" of a hidden one opens nothing
+        shown = post(running, card_action(connector, "review/show", {"chunk": chunks[doc.rel].id})).text
+        assert doc.tag not in shown and "outside your scope" in shown
+        confirmed = post(running, card_action(connector, "review/confirm", {"chunk": chunks[doc.rel].id})).text
+        assert doc.tag not in confirmed and "That passage is not in your review, so nothing changed." in confirmed
+    assert services.feedback.overrides() == [], "nothing outside the admin's scope was confirmed"
 
 
 def move_documents(running, docs_dir, docs: list[Document]) -> list[Document]:

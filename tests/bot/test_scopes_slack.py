@@ -27,7 +27,7 @@ from tests.bot.scoped import (
     shown,
     start_scoped_bot,
 )
-from tests.bot.slack_ui import buttons, open_home, published, view_text
+from tests.bot.slack_ui import buttons, open_home, press_in_view, published, publishes, view_text
 
 LEAVE = "How many days of annual leave do I get?"
 PAY = "How much do senior engineers earn?"
@@ -204,3 +204,11 @@ def test_the_admins_review_keeps_to_the_admins_own_scope(bot, slack):
     assert "2 more down-voted answers outside your scope" in admin
     assert "2 more flagged passages outside your scope" in admin
     assert "*Documents with the most flags:* `hr/leave.md` (1) · and 2 more outside your scope" in admin
+
+    # A hand-made Confirm of a passage outside the admin's scope changes nothing and names nothing.
+    salaries = next(c for c in feedback.citation_votes() if c.cited.file == "hr/salaries.md")
+    after = publishes(slack, ADMIN)
+    press_in_view(bot, published(slack, ADMIN), ADMIN, "home_confirm_demotion", salaries.chunk_id)
+    notice = view_text(published(slack, ADMIN, after))
+    assert "That passage is not in your review, so nothing changed." in notice
+    assert salaries.cited.location not in notice and feedback.overrides() == []

@@ -7,21 +7,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 from bot.teams.config import TeamsSettings
 from tests.bot.harness import start_bot, wait_for
 from tests.bot.teams_ui import ADMIN, activity, answer_of, feedback, post, start_teams_bot
 from tests.fakes.openai_server import FakeOpenAIServer
 
 CHAT = "a:personal-chat-1"
-
-
-@pytest.fixture
-def teams(handbook_index, tmp_path):
-    running = start_teams_bot(handbook_index, tmp_path)
-    yield running
-    running.stop()
 
 
 MEALS = "出差期间的伙食补助标准为每人每天一百元 [S1]。"
@@ -60,7 +51,7 @@ def test_a_personal_chat_streams_and_ends_with_native_citations_and_feedback(han
     assert first["appearance"]["abstract"][:30] == " ".join(cited.text.split())[:30]
     message = final.entity("https://schema.org/Message")
     assert message["additionalType"] == ["AIGeneratedContent"], "marked as AI-generated"
-    assert final.body["channelData"]["feedbackLoop"] == {"type": "default"}, "feedback loop enabled"
+    assert final.body["channelData"]["feedbackLoop"] == {"type": "custom"}, "feedback loop enabled: our own form"
     assert all(c.authorization is None for c in connector.calls), "anonymous mode: no token goes out"
 
 

@@ -42,7 +42,7 @@ def test_a_long_teams_answer_arrives_whole_in_several_messages_with_their_citati
         assert [c["position"] for c in message.citations] == [1] and "[1]" in message.text
         assert "password" in message.citations[0]["appearance"]["text"].lower()
         assert message.entity("https://schema.org/Message")["additionalType"] == ["AIGeneratedContent"]
-        assert message.body["channelData"]["feedbackLoop"] == {"type": "default"}
+        assert message.body["channelData"]["feedbackLoop"] == {"type": "custom"}
     assert later is not None and later.answer_id == recorded.answer_id, "a vote on any part finds the answer"
     streamed = [c for c in connector.calls_to(CHAT) if c.type == "typing" and c.text]
     assert all(len(c.text.encode("utf-16-le")) < MESSAGE_BYTES for c in streamed)

@@ -15,11 +15,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.review import NOT_IN_REVIEW, admin_review, override, passage_for_admin
 from bot.slack.blocks import cut, escape, source_modal
 from bot.slack.home import (
     CONFIRM_DEMOTION,
     REINDEX_NOW,
-    REVIEW_DAYS,
     SHOW_PASSAGE,
     UNDO_DEMOTION,
     AdminHome,
@@ -28,15 +28,11 @@ from bot.slack.home import (
 )
 from bot.slack.listeners.actions import cited_chunk
 from bot.slack.listeners.commands import reindex_into
-from bot.core.scopes.documents import may_show
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
-from rag.feedback import CitedChunk, summary
 from rag.types import Scope
 
 _log = logging.getLogger(__name__)
-DAY = 86400.0
-REVIEW_SCAN = 200  # answers and passages read for the Home tab (it shows the first few and counts the rest)
 HOME_BUSY = "A reindex is already running; its report will show in my Home tab when it finishes."
 REINDEX_STARTED = ":hourglass_flowing_sand: Reindex started — progress and the report are in our direct messages."
 
@@ -62,43 +58,11 @@ async def publish_home(services: SlackServices, client: AsyncWebClient, user: st
         _log.warning("could not publish the Home tab for %s: %s", user, exc.response.get("error"))
 
 
-def _manifest(services: SlackServices):
-    return services.index.manifest() if services.index is not None else None
-
-
 def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
-    manifest = _manifest(services)
-    live = services.index.live() if services.index is not None and manifest is not None else None
-    since = services.feedback.now() - REVIEW_DAYS * DAY
-    review = summary(services.feedback, services.adjuster, limit=REVIEW_SCAN, since=since, live=live)
-    mine, hidden = _within(services, scope, review)
-    return AdminHome(manifest, mine, running=services.reindexer.current, last=services.reindexer.last,
-                     min_voters=services.adjuster.rules.min_voters, hidden=hidden)
-
-
-def _within(services: SlackServices, scope: Scope, review: dict) -> tuple[dict, dict[str, int]]:
-    """The review's entries `scope` may read — passages and documents of files it may read, answers all of
-    whose citations it may read (a document no longer indexed: none) — and how many others there were."""
-    documents = services.documents()
-
-    def readable(file: str) -> bool:
-        return may_show(documents, scope, file, where_answered=False)
-
-    def answer_readable(entry: dict) -> bool:
-        recorded = services.feedback.answer(entry["answer_id"])
-        return recorded is not None and all(readable(c.file) for c in recorded.citations)
-
-    tests = {"answers": answer_readable, "passages": lambda e: readable(e["file"]),
-             "documents": lambda e: readable(e["file"])}
-    mine = {key: [e for e in review.get(key, []) if test(e)] for key, test in tests.items()}
-    return mine, {key: len(review.get(key, [])) - len(mine[key]) for key in tests}
-
-
-def _cited(services: SlackServices, chunk_id: str) -> tuple[CitedChunk | None, list[str]]:
-    """The passage as it was last cited, and the questions it was voted on (undone votes included: an admin
-    may look after an undo)."""
-    votes = sorted((v for v in services.feedback.citation_votes() if v.chunk_id == chunk_id), key=lambda v: v.updated)
-    return (votes[-1].cited if votes else None), list(dict.fromkeys(v.question for v in reversed(votes)))
+    review = admin_review(services, scope)
+    return AdminHome(services.index.manifest() if services.index is not None else None, review.items,
+                     running=services.reindexer.current, last=services.reindexer.last,
+                     min_voters=review.min_voters, hidden=review.hidden)
 
 
 def _questions_note(questions: list[str], shown: int = 5) -> str | None:
@@ -109,18 +73,13 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-def _override(services: SlackServices, chunk_id: str, action: str, user: str) -> str:
+def _override(services: SlackServices, chunk_id: str, action: str, user: str, scope: Scope) -> str:
     """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
-    cited, _ = _cited(services, chunk_id)
-    where = f"*{escape(cited.location)}*" if cited else "the passage"
-    services.feedback.override(chunk_id, action, user)
-    if action == "undo":
-        return (f":leftwards_arrow_with_hook: Undone for {where}: the votes on it so far no longer count, "
-                "so it ranks as before.")
-    status = next((a.status for a in services.adjuster.adjustments() if a.chunk_id == chunk_id), None)
-    if status == "demoted":
-        return f":white_check_mark: Demotion confirmed for {where}: it now ranks lower for similar questions."
-    return f":white_check_mark: Confirmed for {where}; its status is now *{escape(status or 'unknown')}*."
+    done = override(services, chunk_id, action, user, scope)
+    if done is None:
+        return NOT_IN_REVIEW
+    mark = ":leftwards_arrow_with_hook:" if action == "undo" else ":white_check_mark:"
+    return f"{mark} {done.sentence(lambda text: f'*{escape(text)}*')}"
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
@@ -138,7 +97,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         notice = None
         if await services.admins.is_admin(client, user):
             kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
-            notice = await asyncio.to_thread(_override, services, action["value"], kind, user)
+            scope = await private_scope(services, user)
+            notice = await asyncio.to_thread(_override, services, action["value"], kind, user, scope)
         await publish_home(services, client, user, context.get("bot_user_id"), notice)
 
     @app.action(SHOW_PASSAGE)
@@ -147,14 +107,13 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         user = body["user"]["id"]
         if not await services.admins.is_admin(client, user):
             return
-        cited, questions = await asyncio.to_thread(_cited, services, action["value"])
-        if cited is None:
-            return
         scope = await private_scope(services, user)
-        if not may_show(await asyncio.to_thread(services.documents), scope, cited.file, where_answered=False):
-            return  # not listed for this admin; a hand-made button value gets nothing
+        passage = await asyncio.to_thread(passage_for_admin, services, action["value"], scope)
+        if passage is None:
+            return  # no votes, or not listed for this admin: a hand-made button value gets nothing
+        cited = passage.cited
         await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
-            cited_chunk(cited), cited.location, title="Flagged passage", note=_questions_note(questions)))
+            cited_chunk(cited), cited.location, title="Flagged passage", note=_questions_note(passage.questions)))
 
     @app.action(REINDEX_NOW)
     async def on_reindex_now(ack, body: dict, client: AsyncWebClient, context: dict) -> None:
