@@ -73,7 +73,8 @@ def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
     review = summary(services.feedback, services.adjuster, limit=REVIEW_SCAN, since=since, live=live)
     mine, hidden = _within(services, scope, review)
     return AdminHome(manifest, mine, running=services.reindexer.current, last=services.reindexer.last,
-                     min_voters=services.adjuster.rules.min_voters, hidden=hidden)
+                     min_voters=services.adjuster.rules.min_voters, hidden=hidden,
+                     sources=services.sources.rows() if services.sources is not None else None)
 
 
 def _within(services: SlackServices, scope: Scope, review: dict) -> tuple[dict, dict[str, int]]:
