@@ -329,7 +329,8 @@ async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: Tex
     except MassDeleteRefused as exc:  # every source synced would lose too much: the admin decides
         from bot.core.sources import held_back_text
 
-        outcome = ReindexOutcome(f"{style.failed} {held_back_text(exc, style)}")
+        outcome = ReindexOutcome(f"{style.failed} Sync held back — the previous index is still serving: "
+                                 f"{held_back_text(exc, style)}")
     except (IndexBusyError, IndexLockLost) as exc:  # another process (e.g. a replica) is reindexing: no traceback
         _log.warning("reindex not started: %s", exc)
         outcome = ReindexOutcome(failure_text(failure_reason(exc), style))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.core.reindex import REPORT_CHARS, TextStyle, Visible, code_span, report_text
-from rag.index.builder import MassDeleteRefused
+from rag.index.builder import IndexReport, MassDeleteRefused
 from rag.sources.state import StateStore
 from rag.sources.sync import SourceOutcome, SourceSync, Spec, SyncReport
 from rag.sources.table import SourceRow, source_rows
@@ -60,19 +60,23 @@ def held_back_text(refused: MassDeleteRefused, style: TextStyle) -> str:
             f"documents, so none of its changes were published. If that is intended, send {allow}.")
 
 
-def _outcome_line(outcome: SourceOutcome, style: TextStyle) -> str:
+def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: TextStyle) -> str:
     name = style.name(outcome.name)
     if outcome.held_back is not None:
         return f"• {name}: {style.bold}held back{style.bold} — {held_back_text(outcome.held_back, style)}"
     if not outcome.ok:
         fix = f" (check {code_span(outcome.variable)})" if outcome.variable and outcome.variable not in outcome.error else ""
         return f"• {name}: {style.bold}failed{style.bold} — {style.escape(outcome.error)}{fix}; its last good documents are kept"
-    fetched = outcome.fetched
-    line = f"• {name}: fetched {len(fetched.changed)} · removed {len(fetched.removed)} · kept {len(fetched.kept)}"
-    if fetched.kept:
-        reasons = sorted(set(fetched.kept.values()))
+    # Counted in the index, whatever the connector could tell (a folder is read where it lies).
+    prefix = outcome.name + "/"
+    taken = sum(n.startswith(prefix) for n in (index.added + index.changed)) if index else 0
+    removed = sum(n.startswith(prefix) for n in index.removed) if index else 0
+    kept = outcome.fetched.kept
+    line = f"• {name}: fetched {taken} · removed {removed} · kept {len(kept)}"
+    if kept:
+        reasons = sorted(set(kept.values()))
         line += " (" + style.escape("; ".join(reasons[:3])) + (" …" if len(reasons) > 3 else "") + ")"
-    if not fetched.complete:
+    if not outcome.fetched.complete:
         line += " · the listing was cut short: nothing it did not see was removed"
     return line
 
@@ -86,7 +90,7 @@ def sync_text(report: SyncReport, style: TextStyle, visible: Visible | None = No
         head = f"{style.failed} Sync failed — the previous index is still serving:"
     else:
         head = f"{style.failed} Sync finished with problems:"
-    text = "\n".join([head, *(_outcome_line(o, style) for o in report.sources.values())])
+    text = "\n".join([head, *(_outcome_line(o, report.index, style) for o in report.sources.values())])
     if len(text) > max_chars // 2:
         text = text[: max_chars // 2 - 1] + "…"
     if report.index is None:
