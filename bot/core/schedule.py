@@ -88,16 +88,29 @@ class SyncScheduler:
                 await asyncio.to_thread(self.desk.told, [row.name])
 
     async def _watch(self, watched: dict[Path, str]) -> None:
-        folders = {folder: name for folder, name in watched.items() if folder.is_dir()}
-        if not folders:
-            return
-        try:
-            async for changes in watchfiles.awatch(*folders, debounce=self.debounce_ms, step=50,
-                                                   stop_event=self._stop):
-                touched = {name for _, path in changes for folder, name in folders.items()
-                           if Path(path).is_relative_to(folder)}
-                if touched:
-                    self._changed |= touched
-                    self._wake.set()
-        except Exception:  # noqa: BLE001 - e.g. the folder went away: its scheduled syncs report that
-            _log.exception("watching the folder sources stopped")
+        """Note each change under a watched folder; watch again (the folders there now) if watching stops."""
+        while not self._stop.is_set():
+            folders = await asyncio.to_thread(_existing, watched)
+            if folders:
+                try:
+                    async for changes in watchfiles.awatch(*folders, debounce=self.debounce_ms, step=50,
+                                                           stop_event=self._stop):
+                        self._note(changes, folders)
+                except Exception as exc:  # noqa: BLE001 - e.g. a folder went away: its syncs report that
+                    _log.warning("watching the folder sources stopped (%r); watching again shortly", exc)
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.tick)
+            except TimeoutError:
+                pass
+
+    def _note(self, changes: set[tuple[watchfiles.Change, str]], folders: dict[Path, str]) -> None:
+        touched = {name for _, path in changes for folder, name in folders.items()
+                   if Path(path).is_relative_to(folder)}  # the paths are under the resolved folders watched
+        if touched:
+            self._changed |= touched
+            self._wake.set()
+
+
+def _existing(watched: dict[Path, str]) -> dict[Path, str]:
+    """The watched folders there now, resolved (as the watcher will name the changed paths)."""
+    return {folder.resolve(): name for folder, name in watched.items() if folder.is_dir()}
