@@ -123,6 +123,7 @@ def index(
 
     Without PATH: refresh every folder indexed, or, when there is no index yet, index
     AIE_DOCS_PATHS; with neither there is nothing to do yet (an error, unless --allow-empty).
+    With AIE_SOURCES_FILE: sync every declared source (as `sources sync`).
     PATH on an index of other folders: --add adds it, --replace indexes it alone.
     """
     from rag.index.discovery import read_exclude_file
@@ -130,6 +131,13 @@ def index(
     kb = knowledge_base()
     if add and replace:
         fail("--add and --replace exclude each other")
+    if kb.settings.sources_file is not None:
+        if paths or add or replace or exclude_file:
+            fail(f"the knowledge base is built from the sources in AIE_SOURCES_FILE ({kb.settings.sources_file}): "
+                 "declare the folder there as a source (type: folder), or unset AIE_SOURCES_FILE")
+        from ai_employee.sources_cli import sources_sync
+
+        return sources_sync(None, False, as_json)
     if not paths and kb.store.current_version() is None:
         if not kb.docs_paths:
             message = (f"Nothing to index yet: there is no index in {kb.index_dir} and no folder to index. "
@@ -471,6 +479,7 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "version": manifest.version,
         "created": manifest.created,
         "roots": manifest.roots,
+        "sources": sorted(manifest.sources),
         "files": len(manifest.files),
         "skipped": len(manifest.skipped),
         "chunks": manifest.chunk_count,

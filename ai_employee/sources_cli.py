@@ -89,7 +89,7 @@ def sources_sync(
     except UnknownSource as exc:
         fail(str(exc), code=2)
     except MassDeleteRefused as exc:
-        fail(f"{exc}: run again with --allow-mass-delete to publish it")
+        fail(str(exc))
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))
     if as_json:

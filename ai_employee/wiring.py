@@ -6,9 +6,11 @@ Components are imported where they are built, so a command loads only what it us
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from rag.parsing.loader import DocumentLoader
     from rag.pipeline import AnswerPipeline
     from rag.retrieval import Retriever
+    from rag.sources.readers import ReaderResolver
     from rag.sources.sync import SyncReport
     from rag.types import Chunk, Scope
 
@@ -136,7 +139,16 @@ class KnowledgeBase:
 
         builder = self.builder(loader, by)
         return SourceSync(self.sources, StateStore(self.sources_dir), builder.build_sources,
-                          builder.lock, self.store.current_manifest)
+                          builder.lock, self.store.current_manifest, readers=self.readers)
+
+    @cached_property
+    def readers(self) -> ReaderResolver | None:
+        """Who reads the sources' restricted documents, looked up on the chat surfaces the environment
+        configures (`ai-employee sources sync`); `make_bot` sets the served surfaces' own."""
+        from bot.slack.config import SlackSettings
+        from bot.teams.config import TeamsSettings
+
+        return make_readers(self, SlackSettings(), TeamsSettings())
 
     def sync(self, names: list[str] | None = None, *, allow_mass_delete: bool = False, by: str = "",
              progress: Callable[[IndexProgress], None] | None = None):
@@ -385,7 +397,42 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
         bot.teams = TeamsSurface(services, teams, teams_connections)
         if teams.groups:
             services.scopes.use_groups("teams", teams_groups(bot.teams.connections, teams, chat, graph_token))
+    kb.readers = make_readers(kb, slack, teams, bot.teams.connections if bot.teams else None, graph_token)
     return bot
+
+
+def make_readers(kb: KnowledgeBase, slack: SlackSettings | None, teams: TeamsSettings | None, connections=None,
+                 graph_token=None) -> ReaderResolver | None:
+    """The lookups that name a source's restricted documents' readers in chat ids: Slack's users and user
+    groups when a bot token is set, Entra's through Microsoft Graph when AIE_TEAMS_GROUPS is on (the tokens of
+    the bot's app from the SDK's MSAL `connections`, unless `graph_token` gives them). None without either:
+    a document restricted by email or group is then served to nobody."""
+    from rag.sources.people import EntraPeople, SlackPeople
+    from rag.sources.readers import ReaderResolver, ResolutionCache
+
+    surfaces: list = []
+    if slack is not None and slack.slack_bot_token:
+        surfaces.append(SlackPeople(_secret(slack.slack_bot_token), api_url=slack.api_url))
+    if teams is not None and teams.groups and (graph_token or connections or teams.client_id):
+        from bot.teams.groups import msal_token
+
+        if graph_token is None and connections is None:
+            from bot.teams.app import msal_connections
+
+            connections = msal_connections(teams)
+        surfaces.append(EntraPeople(_blocking(graph_token or msal_token(connections)), graph_url=teams.graph_url))
+    if not surfaces:
+        return None
+    return ReaderResolver(surfaces, ResolutionCache(kb.sources_dir / "readers.json"))
+
+
+def _blocking(token: Callable[[], Awaitable[str]]) -> Callable[[], str]:
+    """An async token provider called from a sync's thread: run on an event loop of its own."""
+    def get() -> str:
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, token()).result()
+
+    return get
 
 
 def make_scopes(kb: KnowledgeBase, chat: ChatSettings) -> ScopeResolver:

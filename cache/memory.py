@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+
+from cachetools import TLRUCache
 
 from cache.base import CacheStats
+
+Item = tuple[float, "bytes | tuple[bytes, ...]"]  # (expires, value): a value is bytes, or a tuple of them for a list
 
 
 class MemoryCache:
@@ -14,9 +17,9 @@ class MemoryCache:
         if max_entries <= 0:
             raise ValueError("max_entries must be positive")
         self.stats = CacheStats()
-        self._max = max_entries
-        # A value is bytes, or a tuple of them for a list (`push`).
-        self._items: OrderedDict[str, tuple[float, bytes | tuple[bytes, ...]]] = OrderedDict()
+        # Least recently used first out; each item expires at its own time (its ttl).
+        self._items: TLRUCache[str, Item] = TLRUCache(max_entries, ttu=lambda _key, item, _now: item[0],
+                                                      timer=time.monotonic)
         self._lock = threading.Lock()
 
     @property
@@ -25,14 +28,7 @@ class MemoryCache:
 
     def _live(self, key: str, now: float) -> bytes | tuple[bytes, ...] | None:
         item = self._items.get(key)
-        if item is None:
-            return None
-        expires, value = item
-        if expires <= now:
-            del self._items[key]
-            return None
-        self._items.move_to_end(key)
-        return value
+        return None if item is None or item[0] <= now else item[1]
 
     def get(self, namespace: str, key: str) -> bytes | None:
         with self._lock:
@@ -58,11 +54,8 @@ class MemoryCache:
         self.stats.record(namespace, value is not None)
         return list(value) if isinstance(value, tuple) else []
 
-    def _store(self, key: str, item: tuple[float, bytes | tuple[bytes, ...]]) -> None:
+    def _store(self, key: str, item: Item) -> None:
         self._items[key] = item
-        self._items.move_to_end(key)
-        while len(self._items) > self._max:
-            self._items.popitem(last=False)
 
     def add(self, key: str, value: bytes, ttl: int) -> bool:
         with self._lock:

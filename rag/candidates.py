@@ -35,16 +35,6 @@ class Candidates:
     demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
 
 
-@dataclass
-class CandidateCounters:
-    """What actually ran (not served from cache): tests and benchmarks read these."""
-
-    query_embeddings: int = 0
-    passage_embeddings: int = 0
-    retrievals: int = 0
-    reranks: int = 0
-
-
 class CandidateFinder:
     def __init__(
         self,
@@ -66,7 +56,6 @@ class CandidateFinder:
         self.ttl = ttl
         self.adjuster = adjuster
         self.work_cache = work_cache
-        self.counters = CandidateCounters()
 
     def _settings(self) -> str:
         f = self.retriever.fusion
@@ -115,7 +104,6 @@ class CandidateFinder:
             asyncio.to_thread(self.retriever.search, q, top_k=self.depth, query_vector=v, allowed=scope)
             for q, v in zip(queries, vectors)
         ))
-        self.counters.retrievals += len(queries)
         hits = _fuse(lists, self.retriever.fusion.rrf_k)[: self.depth]
         found = Candidates(hits, None, "fused")
         found.timings_ms = {"embed": round(embed_ms, 2), "retrieve": round((time.perf_counter() - began) * 1000, 2)}
@@ -123,7 +111,6 @@ class CandidateFinder:
             began = time.perf_counter()
             try:
                 scores = await self.reranker.scores(question, [h.chunk.indexed_text for h in hits])
-                self.counters.reranks += 1
                 order = sorted(range(len(hits)), key=lambda i: -scores[i])
                 found = Candidates([hits[i] for i in order], [scores[i] for i in order],
                                    f"reranker:{self.reranker.name}", timings_ms=found.timings_ms)
@@ -162,7 +149,6 @@ class CandidateFinder:
                 self.cache.set("passage-embedding", key, found[key], self.ttl)
             if self.work_cache is not None:
                 self.work_cache.put_vectors(embedder.model_id, [text_key(t) for t in missing], vectors)
-            self.counters.passage_embeddings += 1
         return np.vstack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
 
     def query_vector(self, text: str, version: str) -> np.ndarray:
@@ -172,7 +158,6 @@ class CandidateFinder:
         if cached is not None:
             return np.frombuffer(cached, dtype=np.float32)
         vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
-        self.counters.query_embeddings += 1
         self.cache.set("query-embedding", key, vector.tobytes(), self.ttl)
         return vector
 

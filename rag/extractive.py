@@ -16,7 +16,7 @@ from collections.abc import Callable
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
-from rag.prompt import detect_language
+from rag.prompt import detect_language, passage_language
 from rag.quotable import LIST_ITEM, Unit
 from rag.text import sentence_spans
 from rag.types import Chunk
@@ -99,7 +99,7 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
-            intro = FROM_DOCUMENT.get((language, detect_language(source.text)))
+            intro = FROM_DOCUMENT.get((language, passage_language(source)))
             if intro:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
         if excerpt[0].kind == "row":

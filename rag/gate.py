@@ -109,7 +109,7 @@ def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
         return 0.0, language, 0.0
     best, best_raw, best_language = -1.0, 0.0, language
     for hit in hits:
-        language_of_passage = passage_language(hit.chunk.text)
+        language_of_passage = passage_language(hit.chunk)
         raw = hit.scores.get("dense", 0.0)
         value = comparable(raw, language, language_of_passage, "dense")
         if value > best:
@@ -127,7 +127,7 @@ class EvidenceGate:
         sentence signal."""
         if reranked or not self.config.use_evidence:
             return False
-        languages = {detect_language(question)} | {passage_language(c.text) for c in passages or []}
+        languages = {detect_language(question)} | {passage_language(c) for c in passages or []}
         return any(set(self.config.models[lang].weights) & SENTENCE_SIGNALS for lang in languages)
 
     def decide(

@@ -98,7 +98,3 @@ def words(text: str) -> list[str]:
         cjk, word = match.groups()
         out.extend(jieba.lcut(cjk) if cjk else [word])
     return out
-
-
-def tokenize_many(texts: list[str]) -> list[list[str]]:
-    return [tokenize(t) for t in texts]

@@ -79,7 +79,6 @@ class AnswerPipeline:
         self.rewriter = rewriter
         self.answerer = answerer
         self.config = config or PipelineConfig()
-        self.rewrite_calls = 0
 
     @property
     def _fusion_name(self) -> str:
@@ -218,7 +217,6 @@ class AnswerPipeline:
             return cached.decode() or None
         try:
             rewritten = await self.rewriter.rewrite(question, history)
-            self.rewrite_calls += 1
         except ModelError as exc:
             _log.warning("query rewrite failed, searching with the question as asked: %s", exc)
             failures.append(f"rewrite:{exc.kind}")

@@ -75,14 +75,15 @@ def detect_language(text: str) -> str:
     return "zh" if cjk and cjk * 2 >= latin else "en"
 
 
-def passage_language(text: str) -> str:
-    """'zh' or 'en' as a question's language is judged, on the passage's prose: a link's Latin letters say
-    nothing about the language it is written in."""
-    return detect_language(_LINK.sub(" ", text))
-
-
-def refusal_sentence(question: str) -> str:
-    return REFUSALS[detect_language(question)]
+def passage_language(chunk: Chunk) -> str:
+    """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
+    extractive answer's intro, the citation check): 'zh' or 'en' as a question's language is judged, on its
+    own prose — a link's Latin letters say nothing about the language it is written in — or, when that has
+    no letters at all (a table of figures), on its title and headings too."""
+    prose = _LINK.sub(" ", chunk.text)
+    if not (_CJK.search(prose) or _LATIN.search(prose)):
+        prose = _LINK.sub(" ", chunk.indexed_text)
+    return detect_language(prose)
 
 
 def defang(text: str) -> str:

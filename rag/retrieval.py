@@ -161,7 +161,7 @@ class PassageLanguages:
         if missing:
             chunks = snapshot.chunks_at(missing)
             if len(chunks) == len(missing):  # a backend drops keys it no longer holds: then judge none
-                known.update({key: passage_language(c.indexed_text) for key, c in zip(missing, chunks)})
+                known.update({key: passage_language(c) for key, c in zip(missing, chunks)})
         return {key: known[key] for key in keys if key in known}
 
 

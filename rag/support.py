@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rag.lexical import tokenize
 from rag.markers import CANONICAL
 from rag.numbers import passage_numbers, stated_numbers
-from rag.prompt import detect_language
+from rag.prompt import detect_language, passage_language
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]
@@ -52,7 +52,7 @@ class SupportScorer:
         """
         plain = CANONICAL.sub("", sentence)
         language = detect_language(plain)
-        same_language = any(detect_language(s.text) == language for s in (basis or sources))
+        same_language = any(passage_language(s) == language for s in (basis or sources))
         if self.semantic is not None and not same_language:
             return [round(float(v), 4) for v in self.semantic(plain, sources)], "semantic"
         return [round(lexical_support(plain, s, self.idf), 4) for s in sources], "lexical"

@@ -65,9 +65,10 @@ def escape(text: str) -> str:
 
 def link(url: str | None, text: str) -> str:
     """Slack's `<url|text>` for escaped `text`, or `text` alone when `url` is not an http(s) link. The URL
-    keeps nothing Slack would read as the end of it (`|`, `>`, spaces: percent-encoded); `&` is its entity."""
+    keeps nothing Slack would read as the end of it (`|`, `>`, spaces: percent-encoded); `&` is its entity.
+    A `>` that `escape` left as a quote marker would end the link: inside one it is its entity too."""
     safe = safe_url(url)
-    return f"<{safe.replace('&', '&amp;')}|{text}>" if safe else text
+    return f"<{safe.replace('&', '&amp;')}|{text.replace('>', '&gt;')}>" if safe else text
 
 
 SLACK_STYLE = TextStyle(working=":hourglass_flowing_sand:", done=":white_check_mark:", failed=":x:", escape=escape)
@@ -100,7 +101,7 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
     label = cut(escape(citation.location), room)
     if safe_url(chunk.url):
-        title = escape(unlink(chunk.title, frozenset()))  # as the location shows it
+        title = escape(unlink(chunk.title, frozenset())) or label  # as the location shows it (untitled: all)
         linked = label.replace(title, link(chunk.url, title), 1)
         label = linked if len(linked) <= room else label
     accessory = None

@@ -93,8 +93,11 @@ class ThreadReply:
         self._pending += text
         now = time.monotonic()
         first = not self.message_ts and not self._stream
-        due = now - self._last_flush >= (self.fallback_seconds if self.mode == "update" else self.flush_seconds)
-        if first or len(self._pending) >= self.buffer_chars or due:
+        if self.mode == "update":  # chat.update is rate limited: time alone decides, however much text waits
+            due = now - self._last_flush >= self.fallback_seconds
+        else:
+            due = now - self._last_flush >= self.flush_seconds or len(self._pending) >= self.buffer_chars
+        if first or due:
             await self._flush()
 
     async def _flush(self) -> None:

@@ -17,6 +17,7 @@ from microsoft_agents.activity import Activity, ClientCitation
 from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.core.answering import DeliveryError, slot_lent, unsupported_note
 from bot.core.memory import ConversationMemory
@@ -62,19 +63,33 @@ async def delivering() -> AsyncIterator[None]:
         raise DeliveryError(f"{type(exc).__name__} talking to the Bot Connector") from exc
 
 
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, aiohttp.ClientResponseError) and (exc.status == 429 or exc.status >= 500)
+
+
+def _wait(state: RetryCallState) -> float:
+    """A 429's Retry-After, else 0.5 s doubling."""
+    exc = state.outcome.exception()
+    return _retry_after(exc) if exc.status == 429 else 0.5 * 2 ** (state.attempt_number - 1)
+
+
+def _told(state: RetryCallState) -> None:
+    _log.warning("Bot Connector answered %s; retrying in %.1f s", state.outcome.exception().status,
+                 state.next_action.sleep)
+
+
+async def _lent_sleep(seconds: float) -> None:
+    async with slot_lent():  # an answer waiting here lets the next question have its slot
+        await asyncio.sleep(seconds)
+
+
 async def _retrying(context: TurnContext, payload: object, call: Callable[[], Awaitable]) -> object:
     """Retry a send or update the connector refused with 429 (after Retry-After) or 5xx."""
-    for attempt in range(RETRIES + 1):
-        try:
-            return await call()
-        except aiohttp.ClientResponseError as exc:
-            if attempt == RETRIES or (exc.status != 429 and exc.status < 500):
-                raise
-            wait = _retry_after(exc) if exc.status == 429 else 0.5 * 2**attempt
-            _log.warning("Bot Connector answered %s; retrying in %.1f s", exc.status, wait)
-            async with slot_lent():  # an answer waiting here lets the next question have its slot
-                await asyncio.sleep(wait)
-    raise AssertionError("unreachable")
+    async for attempt in AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop_after_attempt(RETRIES + 1),
+                                       wait=_wait, sleep=_lent_sleep, before_sleep=_told, reraise=True):
+        with attempt:
+            result = await call()
+    return result
 
 
 def _retry_after(exc: aiohttp.ClientResponseError) -> float:

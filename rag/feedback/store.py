@@ -59,10 +59,6 @@ class RecordedAnswer:
     platform: str = "slack"
     scope: str = ""  # Scope.collections_key of the place it was asked in
 
-    @property
-    def chunk_ids(self) -> list[str]:
-        return [c.chunk_id for c in self.citations]
-
 
 @dataclass(frozen=True)
 class Vote:

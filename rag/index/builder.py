@@ -208,6 +208,8 @@ class IndexBuilder:
             sources, passed = discover(roots, exclude)
         else:
             sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
+            for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
+                result.tokens = self._tokens(result.chunks)
         began = time.perf_counter()
         git_dates = commit_dates(roots or [s.path for s in declared or () if s.path.exists()],
                                  (s.path for s in sources))
@@ -400,7 +402,7 @@ class IndexBuilder:
             chunks = _anchored(chunks, source, data if doc.parser == "markdown" else None)
         record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
                             version=doc.version, date=doc.modified, date_source=doc.date_source,
-                            metadata_version=METADATA_VERSION, source=source.source, collection=source.collection)
+                            metadata_version=METADATA_VERSION, source=source.source, collection=doc.collection)
         # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
         upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
         return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
@@ -461,7 +463,10 @@ class IndexBuilder:
             skipped=skipped,
             exclude=exclude,  # remembered so a refresh without arguments indexes the same set
         )
-        return IndexBuild(manifest, chunks, vectors, [t for r in results for t in r.tokens], self.hnsw_threshold)
+        tokens = [t for r in results for t in r.tokens]
+        if len(tokens) != len(chunks):  # BM25 rows must be the chunks' rows
+            raise RuntimeError(f"{len(tokens)} BM25 token lists for {len(chunks)} chunks")
+        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold)
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]
@@ -516,6 +521,7 @@ def _apply_source(doc, source: SourceFile) -> None:
     meta = source.meta
     if meta is None:
         return
+    doc.collection = meta.collection or source.collection
     if meta.url and meta.link != "template":  # a template is filled per passage
         doc.url = meta.url
     if meta.title and meta.title != doc.title:  # the heading the file opened with is not a section of it

@@ -1,7 +1,7 @@
 """What replicas of the bot share through Redis besides caches: the reindex lock and the index version.
 
-`RedisIndexLock` lets one reindex run at a time across every process on one Redis. It expires unless its
-holder renews it, so a holder that crashed blocks the next reindex for `ttl` seconds at most.
+`RedisIndexLock` lets one reindex run at a time across every process on one Redis (redis-py's `Lock`). It
+expires unless its holder renews it, so a holder that crashed blocks the next reindex for `ttl` seconds at most.
 `VersionChannel` announces a newly published index version (a key, for whoever starts later or missed the
 message, and a pub/sub message, for those listening) and watches for announcements. Neither cares how the
 index is stored: they carry a version string.
@@ -19,18 +19,13 @@ import uuid
 from collections.abc import Callable
 
 import redis
+from redis.exceptions import LockError, LockNotOwnedError
 
 from cache.base import KEY_PREFIX
 from cache.redis_cache import redact_url
 from rag.index.snapshot import IndexBusyError
 
 _log = logging.getLogger(__name__)
-
-# Compare-and-set scripts: only the holder (its token) may renew or release the lock.
-_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end "
-          "return 0")
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
-
 
 def whoami() -> str:
     """This process, as another replica's admin should read it."""
@@ -43,21 +38,22 @@ def _client(url: str, timeout: float = 2.0) -> redis.Redis:
 
 
 class RedisIndexLock:
-    """A context manager: the one reindex allowed on this knowledge base, across every replica."""
+    """A context manager: the one reindex allowed on this knowledge base, across every replica (redis-py's
+    `Lock`, whose token also says who holds it and since when, for the admin who finds it taken)."""
 
     def __init__(self, url: str, scope: str, holder: str, ttl: float = 30.0) -> None:
         self.url, self.key, self.ttl = url, f"{KEY_PREFIX}:reindex-lock:{scope}", ttl
         self.holder = holder
         self._client = _client(url)
-        self._value = ""
+        self._lock = self._client.lock(self.key, timeout=ttl, blocking=False, thread_local=False)
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
         self.lost = False  # the lock expired or was taken while held: the build must not publish
 
     def __enter__(self) -> RedisIndexLock:
-        self._value = json.dumps({"holder": self.holder, "since": time.time(), "token": uuid.uuid4().hex})
+        token = json.dumps({"holder": self.holder, "since": time.time(), "token": uuid.uuid4().hex})
         try:
-            taken = self._client.set(self.key, self._value, nx=True, px=int(self.ttl * 1000))
+            taken = self._lock.acquire(token=token)
             current = None if taken else self._client.get(self.key)
         except redis.RedisError:
             raise IndexBusyError(f"the reindex lock could not be taken: Redis at {redact_url(self.url)} is not "
@@ -79,7 +75,11 @@ class RedisIndexLock:
 
     def _extend(self) -> bool:
         """Renew the lock if this run still holds it; once it does not, `lost` stays set."""
-        if not self.lost and not self._client.eval(_RENEW, 1, self.key, self._value, int(self.ttl * 1000)):
+        if self.lost:
+            return False
+        try:
+            self._lock.reacquire()  # its time to live back to `ttl`, if the token is still ours
+        except LockNotOwnedError:
             self.lost = True
             _log.error("the reindex lock expired or was taken while this reindex was running; it will not publish")
         return not self.lost
@@ -98,7 +98,9 @@ class RedisIndexLock:
         if self._renewer is not None:
             self._renewer.join(5)
         try:
-            self._client.eval(_RELEASE, 1, self.key, self._value)
+            self._lock.release()
+        except LockError:  # expired or taken: nothing of ours to release
+            pass
         except redis.RedisError as error:  # it expires by itself
             _log.warning("could not release the reindex lock (%s); it expires in %.0f s", type(error).__name__,
                          self.ttl)

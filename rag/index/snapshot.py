@@ -13,7 +13,6 @@ FAISS and BM25 are imported when a snapshot is loaded or written: reading the ma
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from rag.lexical import tokenize
 from rag.types import EVERYTHING, Chunk, Scope, collection_of
@@ -368,17 +368,18 @@ class SnapshotStore:
 
 
 class _IndexLock:
+    """The data dir's indexing lock (`filelock`: an OS lock on the file, released if the process dies)."""
+
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._handle: Any = None
+        self._lock: FileLock | None = None
 
     def __enter__(self) -> _IndexLock:
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self._path, "a+")
+        self._lock = FileLock(self._path, timeout=0, thread_local=False)
         try:
-            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._handle.close()
+            self._lock.acquire()
+        except Timeout:
             raise IndexBusyError("another indexing run is in progress on this data directory") from None
         return self
 
@@ -387,5 +388,4 @@ class _IndexLock:
         return True
 
     def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
+        self._lock.release()

@@ -37,6 +37,7 @@ class DocumentMeta:
     date: str | None = None  # ISO date (YYYY-MM-DD or a full timestamp)
     access: tuple[str, ...] | None = None  # ids allowed to read it (rag.access); None: as the file says
     headings: tuple[str, ...] = ()  # put before the document's own headings (a page's ancestors)
+    collection: str | None = None  # its own collection (a wiki space's); None: the source's
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), "plain")}

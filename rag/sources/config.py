@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag.types import PUBLIC
+from rag.yaml_files import read_yaml
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
@@ -117,13 +117,29 @@ class WebSource(_Source):
 class ConfluenceSource(_Source):
     type: Literal["confluence"]
     url: str  # https://example.atlassian.net/wiki (Cloud) or the Data Center base URL
-    spaces: list[str] = Field(min_length=1)
+    # The space keys, or each space key with its own collection ({ENG: eng, HR: hr}; a list: the source's)
+    spaces: list[str] | dict[str, str] = Field(min_length=1)
     user_env: str | None = None  # Cloud: the account's email; Data Center with a personal token: leave out
     token_env: str
     cloud: bool | None = None  # None: judged from the URL (atlassian.net)
     attachments: bool = True
 
     _envs = field_validator("user_env", "token_env")(lambda cls, v: _env_name(v))
+
+    @field_validator("spaces")
+    @classmethod
+    def _spaces(cls, value: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
+        for collection in value.values() if isinstance(value, dict) else ():
+            _Source._collection(collection)
+        return value
+
+    @property
+    def space_keys(self) -> list[str]:
+        return list(self.spaces)
+
+    def space_collection(self, space: str) -> str:
+        """The collection a space's pages belong to: its own when `spaces` maps it, else the source's."""
+        return self.spaces.get(space, self.collection) if isinstance(self.spaces, dict) else self.collection
 
     def secrets(self) -> tuple[str, ...]:
         return tuple(v for v in (self.user_env, self.token_env) if v)
@@ -141,16 +157,7 @@ def load_sources(path: Path | None) -> list[FolderSource | GitSource | WebSource
     """The sources declared in `path` (None: no file, no sources). Raises SourcesFileError."""
     if path is None:
         return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SourcesFileError(f"{path}: no such file (AIE_SOURCES_FILE)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourcesFileError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise SourcesFileError(f"{path}: not valid YAML ({where}{getattr(exc, 'problem', None) or 'syntax error'})") from None
+    data = read_yaml(path, "AIE_SOURCES_FILE", SourcesFileError)
     return parse_sources(data, str(path))
 
 

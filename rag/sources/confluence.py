@@ -39,7 +39,11 @@ class _Sync:
     state: dict[str, Any]
     pages: dict[str, ListedPage] = field(default_factory=dict)
     attachments: list[ListedAttachment] = field(default_factory=list)
+    spaces: dict[str, str] = field(default_factory=dict)  # space key -> its own collection, when the spec maps it
     fetched: Fetched = field(init=False)
+
+    def collection(self, space: str) -> str | None:
+        return self.spaces.get(space)
 
     def __post_init__(self) -> None:
         self.fetched = Fetched(root=self.root)
@@ -57,12 +61,12 @@ class ConfluenceConnector:
         self._page_size, self._batch = page_size, batch
 
     def __repr__(self) -> str:
-        return f"ConfluenceConnector({self.name!r}, {self.spec.url!r}, spaces={self.spec.spaces})"
+        return f"ConfluenceConnector({self.name!r}, {self.spec.url!r}, spaces={self.spec.space_keys})"
 
     def check(self) -> CheckReport:
         try:
             with closing(self._connect()) as api:
-                counts = {space: count_pages(api, space) for space in self.spec.spaces}
+                counts = {space: count_pages(api, space) for space in self.spec.space_keys}
         except SourceError as exc:
             return CheckReport(ok=False, detail=str(exc))
         listed = ", ".join(f"{space} {n}" for space, n in counts.items())
@@ -74,8 +78,9 @@ class ConfluenceConnector:
 
     def _fetch(self, api: ConfluenceApi, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         sync = _Sync(api, workdir / "pages", {"pages": dict(state.get("pages", {})),
-                                              "attachments": dict(state.get("attachments", {}))})
-        for space in self.spec.spaces:
+                                              "attachments": dict(state.get("attachments", {}))},
+                     spaces=dict(self.spec.spaces) if isinstance(self.spec.spaces, dict) else {})
+        for space in self.spec.space_keys:
             progress(0, 0, f"listing {space}")
             listing = list_space(api, space, page_size=self._page_size, attachments=self.spec.attachments)
             sync.pages.update((p.id, p) for p in listing.pages)
@@ -148,7 +153,8 @@ def _page_meta(sync: _Sync, page: ListedPage) -> DocumentMeta:
     return DocumentMeta(url=sync.api.base + page.webui, link="heading", title=page.title,
                         version=str(held.get("version", page.version)),
                         date=held.get("when", page.when) or None,
-                        access=page_access(page, sync.pages), headings=tuple(t for _, t in page.ancestors))
+                        access=page_access(page, sync.pages), headings=tuple(t for _, t in page.ancestors),
+                        collection=sync.collection(page.space))
 
 
 def _attachment_meta(sync: _Sync, attachment: ListedAttachment) -> DocumentMeta:
@@ -156,7 +162,7 @@ def _attachment_meta(sync: _Sync, attachment: ListedAttachment) -> DocumentMeta:
     return DocumentMeta(url=sync.api.base + attachment.download, title=attachment.title,
                         version=str(held.get("version", attachment.version)),
                         date=held.get("when", attachment.when) or None, access=page_access(page, sync.pages),
-                        headings=(*(t for _, t in page.ancestors), page.title))
+                        headings=(*(t for _, t in page.ancestors), page.title), collection=sync.collection(page.space))
 
 
 def _outdated(held: dict | None, version: int, path: Path) -> bool:

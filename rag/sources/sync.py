@@ -19,8 +19,9 @@ from typing import Any
 
 from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
 from rag.index.snapshot import Manifest
-from rag.sources.base import CheckReport, Connector, Fetched, SourceError
+from rag.sources.base import CheckReport, Connector, DocumentMeta, Fetched, SourceError
 from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
+from rag.sources.readers import ReaderResolver, unresolved
 from rag.sources.state import SourceState, StateStore
 
 _log = logging.getLogger(__name__)
@@ -79,17 +80,20 @@ class SourceSync:
     """`sync(names)` runs the named sources (all when none) through fetch and one build.
 
     `build(roots, progress, allow_mass_delete, held)` is IndexBuilder.build_sources; `lock()` the index lock
-    (its value, the held lock, is passed on to `build`); `manifest()` reads the live index's manifest."""
+    (its value, the held lock, is passed on to `build`); `manifest()` reads the live index's manifest.
+    `readers` turns the access lists sources give by email and group name into chat ids; None (no chat
+    surface configured) drops those entries, so such a document is served to nobody."""
 
     def __init__(self, specs: list[Spec], states: StateStore, build: Callable[..., IndexReport],
                  lock: Callable[[], AbstractContextManager], manifest: Callable[[], Manifest | None],
                  connector: Callable[[Spec, Path], Connector] = make_connector,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, readers: ReaderResolver | None = None) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self.states = states
         self._build, self._lock, self._manifest = build, lock, manifest
         self._connector = connector
         self._clock = clock
+        self._readers = readers
 
     def chosen(self, names: Iterable[str] | None) -> list[Spec]:
         names = list(names or [])
@@ -131,12 +135,27 @@ class SourceSync:
         except Exception:  # noqa: BLE001 - one broken source never stops the others
             _log.exception("the sync of source %s failed", spec.name)
             return SourceOutcome(spec.name, False, UNEXPECTED, seconds=self._clock() - began)
+        failed = None
+        try:
+            fetched.documents = self._readable(spec.name, fetched.documents)
+        except SourceError as exc:  # the live index keeps its last good documents; the folder's fail closed
+            fetched.documents, failed = unresolved(fetched.documents), exc
         # The folder now holds what was fetched: what the next fetch starts from, whatever the build does.
         state.connector, state.root = fetched.state, str(fetched.root)
         state.documents = {name: meta.to_dict() for name, meta in fetched.documents.items()}
         state.status.calls = fetched.calls
+        if failed is not None:
+            state.status.retry_after = failed.retry_after
         self.states.save(spec.name, state)
+        if failed is not None:
+            return SourceOutcome(spec.name, False, str(failed), failed.variable, seconds=self._clock() - began)
         return SourceOutcome(spec.name, True, fetched=fetched, seconds=self._clock() - began)
+
+    def _readable(self, source: str, documents: dict[str, DocumentMeta]) -> dict[str, DocumentMeta]:
+        """The documents with access lists in chat ids (SourceError when a lookup failed)."""
+        if self._readers is None:
+            return unresolved(documents)
+        return self._readers.resolve(source, documents)
 
     def _roots(self, states: dict[str, SourceState], fresh: set[str]) -> list[SourceRoot]:
         roots = []

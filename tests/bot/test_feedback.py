@@ -89,7 +89,7 @@ def test_two_people_flagging_a_passage_demote_it_for_the_next_similar_question_o
     [demoted] = bot.services.adjuster.adjustments()
     assert demoted.status == "demoted" and sorted(demoted.flaggers) == ["U0PLAIN01", "U0PLAIN02"]
     _, next_id = ask(bot, slack, question)
-    cited = bot.services.feedback.answer(next_id).chunk_ids
+    cited = [c.chunk_id for c in bot.services.feedback.answer(next_id).citations]
     assert cited and cited[0] != flagged, "asked again, the answer no longer cites the flagged passage first"
 
 

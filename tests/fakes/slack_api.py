@@ -70,7 +70,8 @@ keeps each user's Home tab (``slack.home_view(user)``), with the same hash check
 
 User groups added with ``slack.add_usergroup(id, members)`` answer usergroups.list (members only with
 ``include_users``, disabled groups only with ``include_disabled``) and usergroups.users.list
-(``no_such_subteam`` for a group it does not know).
+(``no_such_subteam`` for a group it does not know). Users added with an ``email`` (``add_user(id, email=…)``,
+kept in their profile as Slack does) answer users.lookupByEmail (``users_not_found`` for any other address).
 
 ``drop_next(method)`` closes the connection of a call without answering or acting on it, as a network
 failure would (recorded with status 0).
@@ -851,6 +852,7 @@ class SlackApiServer:
             "chat.postEphemeral": self._post_ephemeral,
             "conversations.replies": self._replies,
             "users.info": self._users_info,
+            "users.lookupByEmail": self._users_lookup_by_email,
             "views.open": self._views_open,
             "views.update": self._views_update,
             "views.publish": self._views_publish,
@@ -1305,6 +1307,13 @@ class SlackApiServer:
             user = _user_record(args["user"], self.identity["team_id"])
         return {"user": copy.deepcopy(user)}
 
+    def _users_lookup_by_email(self, args: dict[str, Any]) -> dict[str, Any]:
+        wanted = args["email"].strip().lower()
+        for user in self._users.values():
+            if (user["profile"].get("email") or "").lower() == wanted and not user.get("deleted"):
+                return {"user": copy.deepcopy(user)}
+        raise ApiError("users_not_found")
+
     def _new_view_id(self) -> str:
         self._view_count += 1
         return f"V{self._view_count:08d}"
@@ -1476,12 +1485,14 @@ def _user_record(user_id: str, team_id: str, *, is_admin: bool = False, is_owner
                  **fields: Any) -> dict[str, Any]:
     name = fields.pop("name", user_id.lower())
     real_name = fields.pop("real_name", name.title())
+    email = fields.pop("email", None)
     user = {
         "id": user_id, "team_id": team_id, "name": name, "real_name": real_name, "deleted": False,
         "tz": "Europe/Berlin", "tz_offset": 3600, "is_bot": False, "is_app_user": False,
         "is_admin": is_admin, "is_owner": is_owner, "is_primary_owner": False,
         "is_restricted": False, "is_ultra_restricted": False,
-        "profile": {"real_name": real_name, "display_name": name, "team": team_id},
+        "profile": {"real_name": real_name, "display_name": name, "team": team_id,
+                    **({"email": email} if email else {})},
     }
     user.update(fields)
     return user

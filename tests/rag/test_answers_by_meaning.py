@@ -56,3 +56,24 @@ def test_a_runner_up_is_quoted_only_when_it_answers_nearly_as_well(handbook):
     quoted = "\n".join(quotes(answer))
     assert "第九条" in quoted and "每人每天一百元" in quoted
     assert "第二条" not in quoted, quoted
+
+
+@pytest.mark.parametrize("question, title, answer", [
+    ("试用期多长？", "New Employee Onboarding Guide", "The probation period is six months."),
+    ("办公室几点关门？", "Office and Facilities Guide", "The offices are open from 7:00 to 21:00 on working days."),
+])
+def test_a_chinese_question_quotes_the_english_sentence_that_answers_it(handbook, question, title, answer):
+    """Not the English sentence that is close to every Chinese question (the leave policy's pointer to
+    年假与请假制度): the one that answers this one, introduced by its document's title."""
+    found = ask(handbook, question)
+    assert not found.refused, found.refusal_reason
+    lines = found.text.splitlines()
+    assert FROM_DOCUMENT[("zh", "en")].format(title=title) in lines, found.text
+    assert any(answer in quote for quote in quotes(found)[:2]), found.text
+    assert "Employees of the China office follow" not in quotes(found)[0], found.text
+
+
+def test_a_question_on_what_the_handbook_never_covers_says_so(handbook):
+    """Daycare: the leave and travel policies are close, and none of them mentions it."""
+    answer = ask(handbook, "Does the company pay for my child's daycare?")
+    assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"daycare"'), answer.text

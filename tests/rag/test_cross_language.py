@@ -11,7 +11,13 @@ import pytest
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from rag.lexical import tokenize
-from rag.retrieval import passage_language
+from rag.evidence import gather_evidence
+from rag.extractive import FROM_DOCUMENT, render_quotes
+from rag.gate import best_dense
+from rag.prompt import passage_language
+from rag.quotable import quotable_units
+from rag.retrieval import PassageLanguages
+from rag.types import Chunk, Hit
 from tests.conftest import build
 
 ENGLISH = {
@@ -100,10 +106,45 @@ def test_a_code_in_a_chinese_question_still_matches_the_english_passage(mixed_kb
     assert files(mixed_kb, "NSFNET 主干网连接了哪些机构？", k=1) == ["nsfnet.md"]
 
 
+def passage(text: str, title: str = "Notes", headings: tuple[str, ...] = ()) -> Chunk:
+    return Chunk(id=f"c{abs(hash(text))}", file="notes.md", title=title, heading_path=headings, text=text,
+                 start=0, end=len(text), page=None, page_end=None, doc_version="", doc_date="2026-01-01")
+
+
 def test_a_passage_of_links_is_judged_by_its_words_not_its_urls():
     # A real lawref passage: a Chinese title and note, then only links; BM25 still sees its Chinese words.
     text = ("劳动仲裁和劳动诉讼的攻略\n该攻略出自\n\n[https://github.com/CPdogson/996.law](https://github.com/"
             "CPdogson/996.law)\n\n案例2出自\n\n[https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/"
             "Self-report.md](https://github.com/CPdogson/996.law/blob/master/Case/Mr.zhou/Self-report.md)")
-    assert passage_language(text) == "zh"
-    assert passage_language("See https://example.org/guide for the 2024 travel policy.") == "en"
+    assert passage_language(passage(text)) == "zh"
+    assert passage_language(passage("See https://example.org/guide for the 2024 travel policy.")) == "en"
+
+
+class _Snapshot:
+    """What PassageLanguages reads of a search index: its version and its passages by key."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.version, self._chunks = "v1", chunks
+
+    def chunks_at(self, keys: list[int]) -> list[Chunk]:
+        return [self._chunks[k] for k in keys]
+
+
+@pytest.mark.parametrize("chunk, language", [
+    # figures only: the language of the document they are in (the title), not English by default
+    (passage("| 2026 | 600 | 450 |\n|---|---|---|\n| 2027 | 620 | 460 |", "差旅报销制度", ("住宿标准",)), "zh"),
+    # English prose naming a Chinese document is English; a Chinese title does not make it Chinese
+    (passage("Employees of the China office follow 年假与请假制度 for all leave.", "年假与请假制度"), "en"),
+    (passage("员工出差须提前申请，详见 https://intranet.example/travel/policy-2026-approval-steps 。"), "zh"),
+])
+def test_one_passage_has_one_language_in_retrieval_gate_evidence_and_answer(chunk, language):
+    other = "zh" if language == "en" else "en"
+    question = "How much can I claim?" if other == "en" else "能报多少钱？"
+    retrieval = PassageLanguages().of(_Snapshot([chunk]), [0])[0]
+    _, gate, _ = best_dense(other, [Hit(chunk, 1.0, {}, {"dense": 0.8})])
+    evidence = gather_evidence(question, [chunk], lambda terms: dict.fromkeys(terms, 1.0)).languages[0]
+    units = quotable_units(chunk, 0)
+    answer = render_quotes(question, [units[:1]], [chunk])
+    intro = FROM_DOCUMENT[(other, language)].format(title=chunk.title)
+    assert (retrieval, gate, evidence) == (language, language, language)
+    assert answer.splitlines()[1] == intro, answer

@@ -41,6 +41,19 @@ async def collect(pipeline, question: str, history=None) -> tuple[list[str], Ans
     return deltas, final
 
 
+def watch_searches(pipeline) -> list[str]:
+    """The queries the pipeline's retriever runs from now on (searches, not answers served from cache)."""
+    searched: list[str] = []
+    search = pipeline.finder.retriever.search
+
+    def recorded(query, **options):
+        searched.append(query)
+        return search(query, **options)
+
+    pipeline.finder.retriever.search = recorded
+    return searched
+
+
 def ask(pipeline, question: str, history=None) -> tuple[list[str], Answer]:
     return asyncio.run(collect(pipeline, question, history))
 
@@ -192,10 +205,11 @@ def test_a_question_over_the_limit_gets_a_clear_message_and_no_search(handbook):
     from rag.pipeline import QuestionTooLong
 
     pipeline = pipeline_for(handbook, max_question_chars=50)
+    searches = watch_searches(pipeline)
     with pytest.raises(QuestionTooLong) as raised:
         ask(pipeline, "How long must a password be? " * 3)
     assert raised.value.message.startswith("That question is too long (86 characters; the limit is 50)")
-    assert pipeline.finder.counters.retrievals == 0
+    assert searches == []
     with pytest.raises(QuestionTooLong, match="问题太长了"):
         ask(pipeline, "出差吃饭能报多少？" * 10)
 

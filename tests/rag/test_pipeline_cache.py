@@ -11,7 +11,7 @@ from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.rag.test_pipeline import collect
+from tests.rag.test_pipeline import collect, watch_searches
 
 DOCS = {
     "travel.md": "# Travel\n\n## Meals\n\nThe daily meal allowance is 45 EUR for a full travel day.\n",
@@ -46,14 +46,13 @@ def test_repeated_question_is_served_from_redis(setup):
     kb, _, models, _ = setup
     pipeline = make_pipeline(kb)
     assert pipeline.cache.backend == "redis"
+    searches = watch_searches(pipeline)
 
     async def twice():
         first = (await collect(pipeline, "How much is the meal allowance?"))[1]
-        calls = (len(models.requests_to("/embeddings")), len(models.requests_to("/chat/completions")),
-                 pipeline.finder.counters.retrievals)
+        calls = (len(models.requests_to("/embeddings")), len(models.requests_to("/chat/completions")), len(searches))
         second = (await collect(pipeline, "How much is the meal allowance?"))[1]
-        after = (len(models.requests_to("/embeddings")), len(models.requests_to("/chat/completions")),
-                 pipeline.finder.counters.retrievals)
+        after = (len(models.requests_to("/embeddings")), len(models.requests_to("/chat/completions")), len(searches))
         return first, second, calls, after
 
     first, second, calls, after = asyncio.run(twice())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from rag.yaml_files import read_yaml
 
 PLATFORMS = ("slack", "teams")
 _KEYS = ("default", "dm", *PLATFORMS)
@@ -60,17 +60,7 @@ def load_scopes(path: Path | None) -> ScopesFile:
     """The scopes file at `path` (None: no file). Raises ScopesFileError."""
     if path is None:
         return ScopesFile()
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScopesFileError(f"{path}: no such file (AIE_SCOPES_FILE)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScopesFileError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "syntax error"
-        raise ScopesFileError(f"{path}: not valid YAML ({where}{problem})") from None
+    data = read_yaml(path, "AIE_SCOPES_FILE", ScopesFileError)
     return _parse(path, {} if data is None else data)
 
 

@@ -65,6 +65,9 @@ def test_a_source_not_synced_keeps_its_documents_without_being_read(two_folders:
     assert report.ok and report.index.changed == ["ops/restart.md"]
     assert report.index.embedded == 1 and report.index.removed == []
     assert "handbook/hotels.md" in two_folders.store.current_manifest().files
+    for mode in ("bm25", "dense", "hybrid"):  # every retriever still finds the kept documents, and the edit
+        assert two_folders.retriever.search("hotel night London", top_k=1, mode=mode)[0].chunk.file == "handbook/hotels.md"
+        assert "dashboard" in two_folders.retriever.search("restart billing", top_k=1, mode=mode)[0].chunk.text
 
 
 def test_a_missing_folder_deletes_nothing_and_is_reported(two_folders: KnowledgeBase, tmp_path: Path) -> None:
@@ -135,7 +138,7 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
   - {{name: wiki, type: folder, path: {folder}, collection: eng}}
 """)
     meta = DocumentMeta(url="https://wiki.example.com/pages/42", link="heading", title="Travel rules", version="7",
-                        date="2026-11-30T09:15:00Z", access=("email:Ann@Example.com",), headings=("Finance", "Policies"))
+                        date="2026-11-30T09:15:00Z", access=("U0ANN", "S0Finance"), headings=("Finance", "Policies"))
     connector = Scripted("wiki", folder, {"42.md": meta})
     sync = kb.source_sync(kb.loader())
     sync._connector = lambda spec, workdir: connector
@@ -145,10 +148,19 @@ def test_what_the_source_says_of_a_document_reaches_its_passages(shared_data_dir
     assert (chunk.file, chunk.title, chunk.doc_version, chunk.doc_date) == ("wiki/42.md", "Travel rules", "7", "2026-11-30")
     assert chunk.heading_path == ("Finance", "Policies", "Hotels")
     assert chunk.url == "https://wiki.example.com/pages/42#Travelrules-Hotels"  # the cited heading, as the wiki names it
-    assert chunk.access == ("email:ann@example.com",) and chunk.collection == "eng"
+    assert chunk.access == ("u0ann", "s0finance") and chunk.collection == "eng"  # chat ids, as Scopes compare them
     assert sync.states.load("wiki").connector == {"seen": 1}
 
     connector.fail = "the wiki answered 401 for wiki: check WIKI_TOKEN"
     failed = sync.sync()
     assert failed.index is None and failed.sources["wiki"].variable == "WIKI_TOKEN"
     assert kb.store.current_manifest().files["wiki/42.md"].version == "7"
+
+
+def test_moving_from_indexed_folders_to_sources_says_what_goes(two_folders: KnowledgeBase, tmp_path: Path) -> None:
+    two_folders.refresh([tmp_path / "hb"])  # an index built with `ai-employee index PATH`, before the sources file
+    with pytest.raises(MassDeleteRefused, match="folders indexed with `ai-employee index` would remove 3 of its 3"):
+        two_folders.sync()
+    assert sorted(two_folders.store.current_manifest().files) == ["hotels.md", "meals.md", "visa.md"]
+    report = two_folders.sync(allow_mass_delete=True)
+    assert sorted(report.index.removed) == ["hotels.md", "meals.md", "visa.md"] and len(report.index.added) == 4

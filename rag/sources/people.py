@@ -1,0 +1,173 @@
+"""The chat surfaces' people and groups, asked by email and by name (rag.sources.readers.People):
+
+- Slack: `users.lookupByEmail` (the bot token needs the users:read.email scope) and `usergroups.list`
+  (usergroups:read), a group matched by its handle or its name;
+- Teams: Microsoft Graph with a token of the bot's own Entra app, `GET /v1.0/users/{email}` (the address as
+  the user principal name), else `GET /v1.0/users?$filter=mail eq '{email}'`, and
+  `GET /v1.0/groups?$filter=displayName eq '{name}'` (application permissions User.Read.All and
+  GroupMember.Read.All).
+
+A definite "no such user/group" is None; anything else that goes wrong raises LookupFailed with the error
+code or HTTP status (never a token), transient for a 5xx, a 429 or a network failure — tried again a few
+times first (Slack through slack_sdk's retry handlers, Graph waiting out a 429's Retry-After)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from urllib.parse import quote
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from rag.sources.readers import LookupFailed
+
+_log = logging.getLogger(__name__)
+_SLACK_TRANSIENT = {"ratelimited", "service_unavailable", "fatal_error", "request_timeout", "internal_error"}
+_SLACK_SCOPES = {"lookupByEmail": "users:read.email", "usergroups": "usergroups:read"}
+MAX_WAIT = 30.0  # seconds: the longest a Graph lookup waits before trying again (a longer Retry-After fails it)
+
+
+class SlackPeople:
+    """Slack users by email and user groups by handle or name, through the Web API at `api_url`."""
+
+    name = "Slack"
+
+    def __init__(self, token: str, *, api_url: str = "https://slack.com/api/", timeout: float = 10.0) -> None:
+        self._client = WebClient(token=token, base_url=api_url, timeout=int(timeout), retry_handlers=[
+            RateLimitErrorRetryHandler(max_retry_count=3), ConnectionErrorRetryHandler(max_retry_count=2)])
+
+    def __repr__(self) -> str:
+        return f"SlackPeople({self._client.base_url!r})"
+
+    def users(self, emails: list[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        for email in emails:
+            try:
+                found[email] = self._call(self._client.users_lookupByEmail, "lookupByEmail", email=email)["user"]["id"]
+            except _NoSuch:
+                found[email] = None
+        return found
+
+    def groups(self, names: list[str]) -> dict[str, str | None]:
+        listed = self._call(self._client.usergroups_list, "usergroups").get("usergroups") or []
+        by_name: dict[str, str] = {}
+        for group in listed:
+            if not group.get("date_delete"):
+                for key in (group.get("handle"), group.get("name")):
+                    if key:
+                        by_name.setdefault(str(key).strip().lower(), str(group["id"]))
+        return {name: by_name.get(name.strip().lower()) for name in names}
+
+    def _call(self, method: Callable, what: str, **args) -> dict:
+        try:
+            return method(**args).data  # type: ignore[return-value]
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+            if error == "users_not_found":
+                raise _NoSuch() from None
+            if error == "missing_scope":
+                raise LookupFailed(f"Slack answered missing_scope: add the {_SLACK_SCOPES[what]} scope to the app",
+                                   variable="SLACK_BOT_TOKEN") from None
+            transient = error in _SLACK_TRANSIENT or exc.response.status_code >= 500
+            variable = None if transient else "SLACK_BOT_TOKEN"
+            raise LookupFailed(f"Slack answered {error}", transient=transient, variable=variable) from None
+        except (SlackRequestError, OSError) as exc:
+            raise LookupFailed(f"Slack could not be reached ({type(exc).__name__})", transient=True) from None
+
+
+class _NoSuch(Exception):
+    pass
+
+
+class EntraPeople:
+    """Entra users by email and groups by display name, through Microsoft Graph at `graph_url`; `token()`
+    gives a bearer token for it."""
+
+    name = "Teams"
+
+    def __init__(self, token: Callable[[], str], *, graph_url: str = "https://graph.microsoft.com",
+                 timeout: float = 10.0, attempts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._token = token
+        self.graph_url = graph_url.rstrip("/")
+        self._timeout = timeout
+        self._attempts, self._sleep = attempts, sleep
+
+    def __repr__(self) -> str:
+        return f"EntraPeople({self.graph_url!r})"
+
+    def users(self, emails: list[str]) -> dict[str, str | None]:
+        with self._client() as client:
+            return {email: self._id(client, f"users/{quote(email, safe='@')}")
+                    or self._first(client, "users", f"mail eq {_literal(email)}") for email in emails}
+
+    def groups(self, names: list[str]) -> dict[str, str | None]:
+        with self._client() as client:
+            return {name: self._first(client, "groups", f"displayName eq {_literal(name)}") for name in names}
+
+    def _client(self) -> httpx.Client:
+        try:
+            token = self._token()
+        except Exception as exc:  # noqa: BLE001 - whatever the token provider raises, say only its kind
+            raise LookupFailed(f"no Microsoft Graph token ({type(exc).__name__})", transient=True) from None
+        return httpx.Client(base_url=self.graph_url + "/v1.0/", timeout=self._timeout, follow_redirects=False,
+                            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"})
+
+    def _id(self, client: httpx.Client, path: str) -> str | None:
+        body = self._get(client, path, {"$select": "id"})
+        return None if body is None else str(body["id"])
+
+    def _first(self, client: httpx.Client, path: str, condition: str) -> str | None:
+        body = self._get(client, path, {"$filter": condition, "$select": "id"})
+        found = (body or {}).get("value") or []
+        if len(found) > 1:  # two groups of one name: which one Confluence meant cannot be told
+            _log.warning("Microsoft Graph has %d %s matching %s; none is used", len(found), path, condition)
+            return None
+        return str(found[0]["id"]) if found else None
+
+    def _get(self, client: httpx.Client, path: str, params: dict[str, str]) -> dict | None:
+        retrying = Retrying(stop=stop_after_attempt(self._attempts), wait=_wait, sleep=self._sleep, reraise=True,
+                            retry=retry_if_exception(_worth_again))
+        return retrying(self._get_once, client, path, params)
+
+    def _get_once(self, client: httpx.Client, path: str, params: dict[str, str]) -> dict | None:
+        try:
+            response = client.get(path, params=params)
+        except httpx.HTTPError as exc:
+            raise LookupFailed(f"Microsoft Graph could not be reached ({type(exc).__name__})", transient=True) from None
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            transient = response.status_code == 429 or response.status_code >= 500
+            raise LookupFailed(f"Microsoft Graph answered HTTP {response.status_code}", transient=transient,
+                               retry_after=_seconds(response.headers.get("Retry-After")))
+        try:
+            return response.json()
+        except ValueError:
+            raise LookupFailed("Microsoft Graph gave an unreadable answer", transient=True) from None
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _worth_again(exc: BaseException) -> bool:
+    return isinstance(exc, LookupFailed) and exc.transient and (exc.retry_after or 0) <= MAX_WAIT
+
+
+def _wait(state: RetryCallState) -> float:
+    failed = state.outcome.exception() if state.outcome else None
+    asked = getattr(failed, "retry_after", None)
+    return asked if asked is not None else wait_exponential(multiplier=0.5, max=MAX_WAIT)(state)
+
+
+def _literal(value: str) -> str:
+    """An OData string literal."""
+    return "'" + value.replace("'", "''") + "'"
