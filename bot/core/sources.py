@@ -108,19 +108,6 @@ def failure_notice(row: SourceRow, style: TextStyle) -> str:
             "syncs it now (it is also retried on its own, less and less often).")
 
 
-def table_markdown(rows: list[SourceRow], escape: Callable[[str], str] = str) -> str:
-    """The sources table as a Markdown table (Teams renders it)."""
-    def cell(text: str) -> str:
-        return escape(text).replace("|", "\\|").replace("\n", " ") or "—"
-
-    lines = ["| source | type | collection | documents | last sync | next run | last error |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append("| " + " | ".join(cell(v) for v in (r.name, r.type, r.collection, str(r.documents),
-                                                           r.last_sync or "never", r.upcoming, r.last_error)) + " |")
-    return "\n".join(lines)
-
-
 # ------------------------------------------------------------------------------------------ the desk
 
 

@@ -25,7 +25,7 @@ from bot.core.logs import event_id_var
 from bot.core.reindex import BUSY, run_reindex
 from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
-from bot.core.sources import Teller, parse_request, table_markdown
+from bot.core.sources import Teller, parse_request
 from bot.teams import commands, feedback
 from bot.teams.auth import authorized
 from bot.teams.config import TeamsSettings
@@ -42,6 +42,7 @@ from bot.teams.conversation import (
     user_of,
 )
 from bot.teams.reply import TeamsReply, delivering, with_retries
+from bot.teams.sources_card import sources_message
 from cache import cache_key
 from rag.types import Scope
 
@@ -201,8 +202,7 @@ class TeamsSurface:
         elif kind(activity) != PERSONAL:
             await context.send_activity(commands.PERSONAL_ONLY)
         else:
-            rows = await asyncio.to_thread(self.services.sources.rows)
-            await context.send_activity(table_markdown(rows, commands.inert))
+            await context.send_activity(sources_message(await asyncio.to_thread(self.services.sources.rows)))
 
     async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):

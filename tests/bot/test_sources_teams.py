@@ -37,7 +37,7 @@ def start(tmp_path, shared_data_dir, sources):
                      feedback_db=tmp_path / "feedback.sqlite3")
 
 
-def say(bot, connector, text: str, conversation: str, user: str) -> str:
+def reply_to(bot, connector, text: str, conversation: str, user: str):
     """Send `text`; the bot's first reply in that conversation after it (asked again while a sync runs)."""
     while True:
         idle(bot)
@@ -45,7 +45,25 @@ def say(bot, connector, text: str, conversation: str, user: str) -> str:
         post(bot, activity(connector, text, conversation=conversation, user=user))
         reply = wait_for(lambda: connector.messages_in(conversation)[before:])[0]
         if reply.text != BUSY:
-            return reply.text
+            return reply
+
+
+def say(bot, connector, text: str, conversation: str, user: str) -> str:
+    return reply_to(bot, connector, text, conversation, user).text
+
+
+def sources_table(bot, connector) -> tuple[str, dict[str, dict[str, str]]]:
+    """The admin's `sources` reply: its text, and each source's facts as the card shows them."""
+    reply = reply_to(bot, connector, "sources", ADMIN_CHAT, ADMIN)
+    (attachment,) = reply.body["attachments"]
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert card["type"] == "AdaptiveCard" and card["body"][0]["text"] == "Sources"
+    rows = {}
+    for container in [b for b in card["body"] if b["type"] == "Container"]:
+        name, facts = container["items"]
+        rows[name["text"]] = {f["title"]: f["value"] for f in facts["facts"]}
+    return reply.text, rows
 
 
 def synced(bot, connector, text: str) -> str:
@@ -87,9 +105,11 @@ def test_teams_syncs_shows_and_tells_the_sources_and_answers_follow_the_source(t
         text, links = answered(connector, bot, "What is the daily meal allowance on business trips?")
         assert "45 EUR" not in text and not [u for u in links if "meals.md" in u]
 
-        table = say(bot, connector, "sources", ADMIN_CHAT, ADMIN)
-        assert table.startswith("| source | type | collection | documents | last sync | next run | last error |")
-        assert "| handbook | folder | public | 3 | 20" in table and table.endswith("| — |")
+        text, table = sources_table(bot, connector)
+        assert text == "1 source" and set(table) == {"handbook"}
+        facts = table["handbook"]
+        assert (facts["Type"], facts["Collection"], facts["Documents"]) == ("folder", "public", "3")
+        assert facts["Last sync"].startswith("20") and facts["Last sync"].endswith(" UTC") and "Last error" not in facts
         refused = say(bot, connector, "sources", MEMBER_CHAT, MEMBER)
         assert refused == "Sorry, only knowledge-base admins can see the sources' syncs."
         unknown = say(bot, connector, "reindex handbok", ADMIN_CHAT, ADMIN)
@@ -103,7 +123,9 @@ def test_teams_syncs_shows_and_tells_the_sources_and_answers_follow_the_source(t
         told = [c.text for c in connector.messages_in(ADMIN_CHAT)[told_before:]]
         assert len(told) == 1 and told[0].startswith("❌ The scheduled sync of source `handbook` failed: ")
         assert "missing or unreadable" in told[0] and "`reindex handbook`" in told[0]
-        table = say(bot, connector, "sources", ADMIN_CHAT, ADMIN)
-        assert "| handbook | folder | public | 3 |" in table and "missing or unreadable" in table
+        text, table = sources_table(bot, connector)
+        assert text == "1 source, 1 failing" and table["handbook"]["Documents"] == "3"
+        assert "missing or unreadable" in table["handbook"]["Last error"]
+        assert "failed in a row" in table["handbook"]["Last error"]
     finally:
         bot.stop()
