@@ -510,6 +510,7 @@ def serve(
     from bot.core.config import ChatSettings
     from bot.core.scopes import ScopesFileError, load_scopes
     from bot.server import serve_http, serve_socket_mode
+    from rag.sources.config import SourcesFileError
     from bot.slack.config import MissingCredentials, SlackSettings
     from bot.teams.config import ANONYMOUS_HOST, TeamsSettings, TeamsSettingsError
 
@@ -538,6 +539,10 @@ def serve(
             "Teams runs in anonymous mode (ANONYMOUS_ALLOWED=true) on %s:%d: anyone who can reach that port can act "
             "as any Teams user, admins included", host, port)
     kb = knowledge_base()  # a settings mistake is all the output, before any platform is asked
+    try:
+        kb.sources  # so is one in the sources file (AIE_SOURCES_FILE) that serve keeps in sync
+    except SourcesFileError as exc:
+        fail(str(exc), code=2)
     connections, credentials, served = _verified(slack if slack.configured or socket_mode else None,
                                                  teams if teams.configured else None)
     bot = make_bot(kb, slack if "slack" in served else None, teams if "teams" in served else None,

@@ -8,6 +8,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from bot.core.schedule import SyncScheduler
 from bot.server import Operations
 from rag.index.snapshot import IndexNotFoundError
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from bot.core.services import CoreServices
 
 _log = logging.getLogger(__name__)
+SYNC_TICK = 5.0  # seconds between looks at which sources are due (sooner for a source synced more often)
 
 
 class IndexLoader:
@@ -95,10 +97,22 @@ def make_operations(kb: KnowledgeBase, services: CoreServices, credentials: Cred
             ok = ok and credentials.ok
         return ok, details
 
-    def start() -> None:
+    scheduled: list[tuple[SyncScheduler, asyncio.Task]] = []
+
+    def start() -> None:  # on the event loop, as the server starts
         loader.start()
         if kb.versions is not None:
             kb.versions.watch(loader.switch, stop)
+        if services.sources is not None:
+            scheduler = SyncScheduler(services.sources, services.reindexer, services.tellers,
+                                      tick=min([SYNC_TICK, *(s.every for s in kb.sources if s.every > 0)]))
+            scheduled.append((scheduler, asyncio.get_running_loop().create_task(scheduler.run())))
+
+    def finish() -> None:
+        stop.set()
+        for scheduler, task in scheduled:
+            scheduler.stop()
+            task.cancel()
 
     metrics = services.metrics.exposition if services.metrics is not None else None
-    return Operations(health, ready, metrics, start, stop.set)
+    return Operations(health, ready, metrics, start, finish)

@@ -4,7 +4,6 @@ checking them now."""
 from __future__ import annotations
 
 import sys
-import time
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -35,26 +34,12 @@ def _kb() -> KnowledgeBase:
     return kb
 
 
-def _when(epoch: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else ""
-
-
 def source_rows(kb: KnowledgeBase) -> list[dict]:
     """Each declared source with how its syncs went: what `sources list --json` prints."""
     from rag.sources.state import StateStore
+    from rag.sources.table import source_rows as rows
 
-    states, now, rows = StateStore(kb.sources_dir), time.time(), []
-    for spec in kb.sources:
-        status = states.load(spec.name).status
-        at = status.next_run(spec.every)
-        rows.append({
-            "name": spec.name, "type": spec.type, "collection": spec.collection, "documents": status.documents,
-            "every_seconds": spec.every, "watch": bool(getattr(spec, "watch", False)),
-            "last_sync": _when(status.last_success), "last_attempt": _when(status.last_attempt),
-            "last_error": status.last_error, "error_variable": status.error_variable, "failures": status.failures,
-            "next_run": "on demand" if at is None else ("now" if at <= now else _when(at)),
-        })
-    return rows
+    return [row.to_dict() for row in rows(kb.sources, StateStore(kb.sources_dir))]
 
 
 @sources_app.command("list")

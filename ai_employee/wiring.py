@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
+    from bot.core.sources import SourceDesk
     from bot.server import Operations, Routes
     from bot.slack.config import SlackSettings
     from bot.slack.services import SlackServices
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from rag.pipeline import AnswerPipeline
     from rag.retrieval import Retriever
     from rag.sources.readers import ReaderResolver
+    from rag.sources.sync import SyncReport
     from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)
@@ -381,11 +383,13 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     services = make_core(kb, chat)
     bot = Bot(services, make_operations(kb, services, credentials))
     if slack is not None:
+        from bot.slack.admins import admin_teller
         from bot.slack.app import create_app
         from bot.slack.services import SlackServices
 
         bot.slack_services = SlackServices(**services.shared(), settings=slack)
         bot.slack_app = create_app(bot.slack_services)
+        services.tellers["slack"] = admin_teller(bot.slack_app.client)
         services.scopes.use_groups("slack", slack_groups(bot.slack_app.client, chat))
     if teams is not None:
         from bot.teams.app import TeamsSurface
@@ -518,7 +522,8 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     from bot.core.config import ChatSettings
     from bot.core.dedup import Dedup
     from bot.core.metrics import Metrics
-    from bot.core.reindex import NoDocumentFolders, Reindexer
+    from bot.core.reindex import NoDocumentFolders, Reindexer, ReindexRun
+    from bot.core.sources import SyncRequest, requester
     from bot.core.scopes.documents import Catalog
     from bot.core.services import CoreServices, IndexInfo
     from cache import make_dedup_store
@@ -545,8 +550,26 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
         except Exception:  # noqa: BLE001 - no index, or one the embedder cannot search: cannot tell
             return None
 
-    reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot,
-                          finished=lambda run: metrics.reindexed((run.finished or run.started) - run.started, run.ok))
+    def finished(run: ReindexRun) -> None:
+        metrics.reindexed((run.finished or run.started) - run.started, run.ok)
+        metrics.synced(run.synced)
+
+    desk = source_desk(kb)
+    sync = None
+    if desk is not None:
+        metrics.observe_sources(desk.rows)
+
+        def sync(request: SyncRequest | None, progress: Callable[[IndexProgress], None]) -> SyncReport:
+            run = reindexer.current
+            by = requester(run.by, run.platform) if run and run.by else ""
+            request = request or SyncRequest()
+            report = kb.sync(list(request.names) or None, allow_mass_delete=request.allow_mass_delete, by=by,
+                             progress=progress)
+            if by:  # the admin who asked reads the report: its failures are told
+                desk.told([name for name, outcome in report.sources.items() if not outcome.ok])
+            return report
+
+    reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot, finished=finished, sync=sync)
     kb.feedback.on_vote = metrics.voted
     metrics.observe(pipeline.cache, lambda: _served(kb))
     return CoreServices(
@@ -558,7 +581,18 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
         index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,
         scopes=scopes,
+        sources=desk,
     )
+
+
+def source_desk(kb: KnowledgeBase) -> SourceDesk | None:
+    """The declared sources for chat (None without AIE_SOURCES_FILE); SourcesFileError when the file is wrong."""
+    if not kb.sources:
+        return None
+    from bot.core.sources import SourceDesk
+    from rag.sources.state import StateStore
+
+    return SourceDesk(kb.sources, StateStore(kb.sources_dir))
 
 
 def _served(kb: KnowledgeBase) -> tuple[str, int] | None:

@@ -35,7 +35,7 @@ def web_app(ops: Operations, surfaces: list[Routes]) -> web.Application:
         return web.json_response({"ready": ready, **details}, status=200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:
-        body, content_type = ops.metrics()
+        body, content_type = await asyncio.to_thread(ops.metrics)  # a scrape reads the sources' state files
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     application = web.Application()

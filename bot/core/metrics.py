@@ -16,6 +16,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 if TYPE_CHECKING:
     from cache import Cache
+    from rag.sources.sync import SyncReport
+    from rag.sources.table import SourceRow
     from rag.types import Answer
 
 # The stages users wait for, as Answer.timings_ms names them.
@@ -45,6 +47,9 @@ class Metrics:
                               registry=r)
         self.reindexes = Histogram("aie_reindex_seconds", "Duration of reindexes run by this process, by result.",
                                    ["result"], buckets=REINDEX_SECONDS, registry=r)
+        self.source_syncs = Histogram("aie_source_sync_seconds", "Duration of each source's fetch in the syncs "
+                                      "this process ran, by source and result.", ["source", "result"],
+                                      buckets=REINDEX_SECONDS, registry=r)
 
     def observe(self, cache: Cache, index: Callable[[], tuple[str, int] | None]) -> None:
         """Report the cache's hit ratio and the served index (version, passages) at each scrape."""
@@ -75,6 +80,14 @@ class Metrics:
 
     def reindexed(self, seconds: float, ok: bool) -> None:
         self.reindexes.labels("ok" if ok else "failed").observe(seconds)
+
+    def synced(self, report: SyncReport | None) -> None:
+        for name, outcome in (report.sources.items() if report is not None else ()):
+            self.source_syncs.labels(name, "ok" if outcome.ok else "failed").observe(outcome.seconds)
+
+    def observe_sources(self, rows: Callable[[], list[SourceRow]]) -> None:
+        """Report each declared source's documents, last good sync and failures at each scrape."""
+        self.registry.register(_Sources(rows))
 
     def exposition(self) -> tuple[bytes, str]:
         """The text format and its content type."""
@@ -110,3 +123,27 @@ class _Scraped:
             passages.add_metric([], served[1])
         yield info
         yield passages
+
+
+class _Sources:
+    def __init__(self, rows: Callable[[], list[SourceRow]]) -> None:
+        self.rows = rows
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        documents = GaugeMetricFamily("aie_source_documents", "Documents of each source in the live index.",
+                                      labels=["source"])
+        success = GaugeMetricFamily("aie_source_last_success_timestamp_seconds", "When each source last synced "
+                                    "well (epoch seconds; absent: never).", labels=["source"])
+        failures = GaugeMetricFamily("aie_source_failures", "Failed syncs of each source since its last good one.",
+                                     labels=["source"])
+        for row in self.rows():
+            documents.add_metric([row.name], row.documents)
+            failures.add_metric([row.name], row.failures)
+            if row.last_success_at is not None:
+                success.add_metric([row.name], row.last_success_at)
+        yield documents
+        yield success
+        yield failures

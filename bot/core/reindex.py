@@ -10,10 +10,14 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport
+from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused
 from rag.index.snapshot import IndexBusyError, IndexLockLost
+
+if TYPE_CHECKING:
+    from bot.core.sources import SyncRequest
+    from rag.sources.sync import SyncReport
 
 _log = logging.getLogger(__name__)
 BUSY = "A reindex is already running — its progress message is in the conversation where it was started."
@@ -48,6 +52,7 @@ class TextStyle:
     bold: str = "*"  # wraps bold text
     italic: str = "_"
     escape: Callable[[str], str] = str  # other text made inert for the platform (no mention, no link)
+    command: str = "/reindex"  # how an admin runs a reindex there
 
     def name(self, name: str) -> str:
         """A file name as inline code, escaped: it can neither format, mention nor link."""
@@ -75,6 +80,9 @@ def failure_reason(exc: BaseException) -> str:
         return f"another reindex is running (started by {exc.holder}); try again when it has finished"
     if isinstance(exc, (IndexBusyError, ReindexBusy)):
         return "another reindex is running; try again when it has finished"
+    if isinstance(exc, MassDeleteRefused):
+        return (f"the sync of {exc.source} would remove {exc.removing} of its {exc.total} documents, so nothing "
+                f"was published; to allow it: `/reindex {exc.source} allow-mass-delete`")
     return "something unexpected went wrong (the details are in the bot's log)"
 
 
@@ -90,6 +98,8 @@ def progress_text(event: IndexProgress | None, started: float, style: TextStyle)
         what = f"files {event.done}/{event.total}"
     elif event.stage == "embed":
         what = f"embedding new passages {event.done}/{event.total}"
+    elif event.stage == "fetch":
+        what = f"fetching {style.escape(event.detail) if event.detail else 'the sources'} ({event.done}/{event.total})"
     else:
         what = "building the search index"
     return f"{style.working} Reindexing: {what} ({elapsed:.0f} s). Answers keep coming from the current index."
@@ -166,21 +176,35 @@ class ReindexRun:
     report: IndexReport | None = None  # when it succeeded
     reason: str = ""  # why it failed (short, safe to show)
     platform: str = "slack"
+    synced: SyncReport | None = None  # a sync of the declared sources (`report` is its index's)
 
     @property
     def ok(self) -> bool:
-        return self.report is not None
+        return self.synced.ok if self.synced is not None else self.report is not None
+
+
+def result_text(result: IndexReport | SyncReport, style: TextStyle, visible: Visible | None = None,
+                max_chars: int = REPORT_CHARS) -> str:
+    """The report of a reindex or of a sync of the declared sources."""
+    if isinstance(result, IndexReport):
+        return report_text(result, style, visible=visible, max_chars=max_chars)
+    from bot.core.sources import sync_text  # it renders the index's report with this module's helpers
+
+    return sync_text(result, style, visible=visible, max_chars=max_chars)
 
 
 def run_text(run: ReindexRun, style: TextStyle, max_chars: int = REPORT_CHARS) -> str:
     """A finished run's report, or its failure, as the admin was told."""
+    if run.synced is not None:
+        return result_text(run.synced, style, max_chars=max_chars)
     if run.report is None:
         return failure_text(run.reason, style)
     return report_text(run.report, style, max_chars=max_chars)
 
 
 class Reindexer:
-    """`refresh(progress)` rebuilds the index from its folders (blocking); `warm()` loads the new snapshot."""
+    """`refresh(progress)` rebuilds the index from its folders (blocking); `warm()` loads the new snapshot.
+    With declared sources, `sync(request, progress)` syncs them instead (every run, all when not told which)."""
 
     def __init__(
         self,
@@ -189,8 +213,10 @@ class Reindexer:
         update_every: float = 2.0,
         clock: Callable[[], float] = time.time,
         finished: Callable[[ReindexRun], None] | None = None,
+        sync: Callable[[SyncRequest | None, Callable[[IndexProgress], None]], SyncReport] | None = None,
     ) -> None:
         self.refresh = refresh
+        self.sync = sync
         self.warm = warm
         self.finished = finished  # told of every finished run (e.g. to measure it)
         self.update_every = update_every
@@ -204,16 +230,20 @@ class Reindexer:
         return self._running.locked()
 
     async def run(self, show: Callable[[str], Awaitable[None]], style: TextStyle, by: str | None = None,
-                  platform: str = "slack") -> IndexReport:
-        """Rebuild from the indexed folders; `show` receives progress texts, at most every `update_every` s."""
+                  platform: str = "slack", request: SyncRequest | None = None) -> IndexReport | SyncReport:
+        """Rebuild from the indexed folders (or sync the sources `request` names: all when None); `show`
+        receives progress texts, at most every `update_every` s."""
         if self._running.locked():
             raise ReindexBusy("a reindex is already running")
         async with self._running:
             self.current = ReindexRun(by, self._clock(), platform=platform)
             try:
-                report = await self._run(show, style)
+                report = await self._run(show, style, request)
             except Exception as exc:
-                self._finish(None, failure_reason(exc))
+                if by is None and isinstance(exc, (IndexBusyError, IndexLockLost)):
+                    self.current = None  # the schedule found another replica at work: nothing to keep
+                else:
+                    self._finish(None, failure_reason(exc))
                 raise
             except BaseException:  # cancelled: no report, nothing to keep
                 self.current = None
@@ -221,21 +251,25 @@ class Reindexer:
             self._finish(report, "")
             return report
 
-    def _finish(self, report: IndexReport | None, reason: str) -> None:
+    def _finish(self, result: IndexReport | SyncReport | None, reason: str) -> None:
         run, self.current = self.current, None
         if run is not None:
-            self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform)
+            synced = None if result is None or isinstance(result, IndexReport) else result
+            report = synced.index if synced is not None else result
+            self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform, synced)
             if self.finished is not None:
                 self.finished(self.last)
 
-    async def _run(self, show: Callable[[str], Awaitable[None]], style: TextStyle) -> IndexReport:
+    async def _run(self, show: Callable[[str], Awaitable[None]], style: TextStyle,
+                   request: SyncRequest | None) -> IndexReport | SyncReport:
         started = time.monotonic()
         latest: list[IndexProgress | None] = [None]
 
         def record(event: IndexProgress) -> None:  # called from the indexing thread
             latest[0] = event
 
-        task = asyncio.create_task(asyncio.to_thread(self.refresh, record))
+        work = (lambda: self.refresh(record)) if self.sync is None else (lambda: self.sync(request, record))
+        task = asyncio.create_task(asyncio.to_thread(work))
         shown = None
         while not task.done():
             text = progress_text(latest[0], started, style)
@@ -281,15 +315,22 @@ class ProgressMessage(Protocol):
 
 
 async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: TextStyle, *, by: str,
-                      platform: str, visible: Callable[[], Awaitable[Visible]] | None = None) -> ReindexOutcome:
-    """Run a reindex with its progress and report in `message`; a failure is reported, not raised.
-    `visible` is asked after the reindex (so it judges by the new index) which files the report may name
-    where `message` is read; None: every file."""
+                      platform: str, visible: Callable[[], Awaitable[Visible]] | None = None,
+                      request: SyncRequest | None = None) -> ReindexOutcome:
+    """Run a reindex (with declared sources: a sync of those `request` names) with its progress and report in
+    `message`; a failure is reported, not raised. `visible` is asked after the reindex (so it judges by the
+    new index) which files the report may name where `message` is read; None: every file."""
     try:
-        report = await reindexer.run(message.show, style, by=by, platform=platform)
-        outcome = ReindexOutcome(report_text(report, style, visible=await _judge(visible)), ok=True)
+        result = await reindexer.run(message.show, style, by=by, platform=platform, request=request)
+        ok = reindexer.last.ok if reindexer.last is not None else True
+        outcome = ReindexOutcome(result_text(result, style, visible=await _judge(visible)), ok=ok)
     except ReindexBusy:
         return ReindexOutcome(BUSY, busy=True, told=False)
+    except MassDeleteRefused as exc:  # every source synced would lose too much: the admin decides
+        from bot.core.sources import held_back_text
+
+        outcome = ReindexOutcome(f"{style.failed} Sync held back — the previous index is still serving: "
+                                 f"{held_back_text(exc, style)}")
     except (IndexBusyError, IndexLockLost) as exc:  # another process (e.g. a replica) is reindexing: no traceback
         _log.warning("reindex not started: %s", exc)
         outcome = ReindexOutcome(failure_text(failure_reason(exc), style))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.core.answering import Answerer
@@ -16,6 +16,7 @@ from bot.core.reindex import Reindexer
 from bot.core.scopes.config import ScopesFile
 from bot.core.scopes.documents import Documents, readable_manifest, visible_files
 from bot.core.scopes.resolver import ScopeResolver
+from bot.core.sources import SourceDesk, Teller
 from rag.feedback import FeedbackAdjuster, FeedbackStore
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class CoreServices:
     memory: ConversationMemory | None = None
     metrics: Metrics | None = None  # what /metrics shows (the answerer, reindexer and feedback store count into it)
     scopes: ScopeResolver | None = None  # the composition root's; by default every collection everywhere
+    sources: SourceDesk | None = None  # the declared sources (AIE_SOURCES_FILE); None without the file
+    tellers: dict[str, Teller] = field(default_factory=dict)  # platform -> how to reach one of its admins privately
 
     def __post_init__(self) -> None:
         if self.adjuster is None and self.feedback is not None:  # the composition root passes the pipeline's

@@ -9,6 +9,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.admins import AdminCheck
+from bot.core.sources import Teller
+from bot.slack.blocks import SLACK_STYLE
 
 _log = logging.getLogger(__name__)
 
@@ -35,3 +37,19 @@ class SlackAdmins:
 
     async def is_admin(self, client: AsyncWebClient, user: str) -> bool:
         return await self.check.is_admin(user, lambda u: workspace_admin(client, u))
+
+
+def admin_teller(client: AsyncWebClient) -> Teller:
+    """Tells an admin something privately: a message in their direct conversation with the app."""
+
+    async def send(user: str, text: str) -> bool:
+        try:
+            await client.chat_postMessage(channel=user, text=text)
+            return True
+        except SlackApiError as exc:
+            _log.warning("could not message %s: %s", user, exc.response.get("error"))
+        except Exception as exc:  # noqa: BLE001 - e.g. Slack unreachable: told on a later failure
+            _log.warning("could not message %s: %r", user, exc)
+        return False
+
+    return Teller(SLACK_STYLE, send)

@@ -30,6 +30,7 @@ from bot.core.reindex import ReindexRun, run_text
 from bot.core.review import STATUS, WORDS, outside, rules_note
 from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
 from rag.index.snapshot import Manifest
+from rag.sources.table import SourceRow
 
 REINDEX_NOW = "home_reindex"
 CONFIRM_DEMOTION = "home_confirm_demotion"
@@ -42,6 +43,7 @@ MAX_FOLDERS = 10
 MAX_TITLES = 15  # per folder
 MAX_PEOPLE = 10
 MAX_DOCUMENTS = 10
+MAX_SOURCES = 15
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
 
@@ -58,6 +60,7 @@ class AdminHome:
     notice: str | None = None
     # How many of the review's answers, passages and documents were left out: outside the admin's scope.
     hidden: dict[str, int] = field(default_factory=dict)
+    sources: list[SourceRow] | None = None  # the declared sources (None: no AIE_SOURCES_FILE)
 
 
 def when(epoch: float) -> str:
@@ -113,6 +116,8 @@ def admin_home(data: AdminHome) -> dict:
     if data.notice:
         blocks.append(_section(data.notice))
     blocks += _index_status(data)
+    if data.sources is not None:
+        blocks += [DividerBlock(), _header("Sources")] + _sources(data.sources)
     blocks += [DividerBlock(), _header(WORDS.answers)]
     blocks += _answers(data.review.get("answers", []))
     blocks += _outside(data.hidden.get("answers", 0), "down-voted answer", "down-voted answers")
@@ -164,6 +169,29 @@ def _index_status(data: AdminHome) -> list:
     elif manifest is not None:
         blocks.append(_context(f"No reindex from Slack since the bot started; the index was built "
                                f"{built_at(manifest)}."))
+    return blocks
+
+
+def _sources(rows: list[SourceRow]) -> list:
+    """The sources table, a section a source (Slack has no table that fits a Home tab's width)."""
+    if not rows:
+        return [_context("No sources are declared in the sources file.")]
+    blocks: list = []
+    for row in rows[:MAX_SOURCES]:
+        synced = when(row.last_success_at) if row.last_success_at else "never"
+        upcoming = row.upcoming
+        if upcoming not in ("watching", "now", "on demand") and row.next_run_at:
+            upcoming = when(row.next_run_at)
+        lines = [f"*{escape(row.name)}* · {row.type} · collection `{escape(row.collection)}` · "
+                 f"{row.documents} documents",
+                 f"Last sync: {synced} · next run: {upcoming}"]
+        if row.last_error:
+            fix = f" (check `{escape(row.error_variable)}`)" if row.error_variable else ""
+            lines.append(f":warning: *Last error* ({row.failures} failed in a row): {escape(row.last_error)}{fix}")
+        blocks.append(_section("\n".join(lines)))
+    if len(rows) > MAX_SOURCES:
+        blocks.append(_context(f"… and {len(rows) - MAX_SOURCES} more sources (`ai-employee sources list` lists all)."))
+    blocks.append(_context("`/reindex NAME` syncs one source now; `/reindex` alone syncs all."))
     return blocks
 
 

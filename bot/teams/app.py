@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from weakref import WeakValueDictionary
@@ -26,6 +25,7 @@ from bot.core.logs import event_id_var
 from bot.core.reindex import BUSY, run_reindex
 from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
+from bot.core.sources import Teller, parse_request
 from bot.teams import commands, feedback
 from bot.teams.auth import authorized
 from bot.teams.config import TeamsSettings
@@ -43,6 +43,7 @@ from bot.teams.conversation import (
 )
 from bot.teams.reply import TeamsReply, delivering, with_retries
 from bot.teams.review import REVIEW, VERBS, TeamsReview
+from bot.teams.sources_card import sources_message
 from cache import cache_key
 from rag.types import Scope
 
@@ -76,6 +77,9 @@ class TeamsSurface:
                                                  connection_manager=self.connections)
         self._background: set[asyncio.Task] = set()
         self._chats: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()  # one stream per chat
+        # admin -> (identity, their last message in their personal chat): how to message them later
+        self._personal: dict[str, tuple[object, Activity]] = {}
+        services.tellers[PLATFORM] = Teller(commands.TEAMS_STYLE, self.tell)
         self._register()
 
     def _register(self) -> None:
@@ -83,11 +87,15 @@ class TeamsSurface:
 
         async def retries(context: TurnContext, _state: TurnState) -> bool:
             with_retries(context)
+            self._remember(context)
             return True
 
         agent.before_turn(retries)
         agent.members_added()(self._on_members_added)
-        agent.message(re.compile(rf"^\s*{commands.COMMAND}\s*$", re.IGNORECASE))(self._on_reindex)
+        sources = self.services.sources is not None
+        agent.message(commands.REINDEX_SOURCES if sources else commands.REINDEX)(self._on_reindex)
+        if sources:
+            agent.message(commands.SOURCES)(self._on_sources)
         agent.message(commands.SCOPE)(self._on_scope)
         agent.message(REVIEW)(self._on_review)
         agent.message()(self._on_message)
@@ -169,6 +177,43 @@ class TeamsSurface:
         if await self._act_on(context):
             await self.review.on_command(context)
 
+    def _remember(self, context: TurnContext) -> None:
+        """Keep how to reach an admin in their personal chat (a failed scheduled sync is told there)."""
+        activity = context.activity
+        user = user_of(activity)
+        if activity.type == "message" and kind(activity) == PERSONAL and user in self.admins.listed:
+            kept = activity.model_copy(deep=True)
+            kept.delivery_mode = DeliveryModes.normal
+            self._personal[user] = (context.identity, kept)
+
+    async def tell(self, user: str, text: str) -> bool:
+        """Message an admin in their personal chat with the bot (False: no such chat seen, or it failed)."""
+        known = self._personal.get(user)
+        if known is None:
+            return False
+
+        async def send(turn: TurnContext) -> None:
+            async with delivering():
+                await with_retries(turn).send_activity(text)
+
+        try:
+            await self.adapter.continue_conversation_with_claims(known[0], known[1], send)
+            return True
+        except Exception as exc:  # noqa: BLE001 - told again on a later failure; it shows in `sources` meanwhile
+            _log.warning("could not message Teams admin %s: %s", user, getattr(exc, "reason", repr(exc)))
+            return False
+
+    async def _on_sources(self, context: TurnContext, _state: TurnState) -> None:
+        if not await self._act_on(context):
+            return
+        activity = context.activity
+        if not await self.admins.is_admin(user_of(activity)):
+            await context.send_activity(commands.NOT_ADMIN_SOURCES)
+        elif kind(activity) != PERSONAL:
+            await context.send_activity(commands.PERSONAL_ONLY)
+        else:
+            await context.send_activity(sources_message(await asyncio.to_thread(self.services.sources.rows)))
+
     async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):
             return
@@ -179,13 +224,21 @@ class TeamsSurface:
         if self.services.reindexer.running:
             await context.send_activity(BUSY)
             return
+        request = None
+        if self.services.sources is not None:
+            request = parse_request(commands.sync_words(question_text(context.activity)))
+            unknown = self.services.sources.unknown(request)
+            if unknown:  # the source names are for admins' eyes: listed in a personal chat only
+                private = kind(context.activity) == PERSONAL
+                await context.send_activity(commands.inert(unknown) if private else commands.UNKNOWN_ELSEWHERE)
+                return
 
         async def reindex(turn: TurnContext) -> None:
             async def visible():  # the report names only what may be read where it is posted
                 return await self.services.names_visible_to(await self._scope(turn.activity))
 
             outcome = await run_reindex(self.services.reindexer, commands.ProgressMessage(turn), commands.TEAMS_STYLE,
-                                        by=user, platform="teams", visible=visible)
+                                        by=user, platform="teams", visible=visible, request=request)
             if not outcome.told:  # another reindex won the race, or the progress message could not be updated
                 async with delivering():
                     await turn.send_activity(outcome.text)

@@ -1,6 +1,7 @@
 """Bot commands (Teams bots have no slash commands). `reindex`: for admins listed in AIE_TEAMS_ADMIN_IDS it
 runs the same reindex as Slack's /reindex — one at a time across both — with one progress message updated
-in place and the report at the end; anyone else is politely refused. `scope`: the conversation's
+in place and the report at the end (with declared sources, `reindex handbook [allow-mass-delete]` syncs
+those); anyone else is politely refused. `sources`: the declared sources' table, for those admins. `scope`: the conversation's
 collections, shown to anyone and changed by those admins (`scope hr,public`, `scope reset`)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from microsoft_agents.hosting.core import TurnContext
 
 from bot.core.reindex import TextStyle
 from bot.core.scopes.command import ScopeStyle
-from bot.teams.command_names import COMMAND, SCOPE_COMMAND
+from bot.teams.command_names import COMMAND, SCOPE_COMMAND, SOURCES_COMMAND
 from bot.teams.reply import delivering
 from rag.links import unlink
 
@@ -25,7 +26,11 @@ def inert(text: str) -> str:
                    for part in _CODE.split(text))
 
 
-TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_", escape=inert)
+TEAMS_STYLE = TextStyle(working="⏳", done="✅", failed="❌", bold="**", italic="_", escape=inert, command=COMMAND)
+REINDEX = re.compile(rf"\s*{COMMAND}\s*", re.IGNORECASE)
+# With declared sources: `reindex handbook runbooks allow-mass-delete` (source names: letters, digits, - and _).
+REINDEX_SOURCES = re.compile(rf"\s*{COMMAND}(?:\s+[\w-]+)*\s*", re.IGNORECASE)
+SOURCES = re.compile(rf"\s*{SOURCES_COMMAND}\s*", re.IGNORECASE)
 # `scope`, `scope reset`, `scope hr` or a comma list (`scope hr, human resources`): a question that merely
 # starts with the word ("scope of the travel policy?", "scope?") is answered as a question.
 SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)
@@ -33,6 +38,15 @@ SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？
 SCOPE_STYLE = ScopeStyle(command=SCOPE_COMMAND, bold="**", person=lambda user: f"`{user}`", private_reply=False)
 NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
              "date.")
+NOT_ADMIN_SOURCES = "Sorry, only knowledge-base admins can see the sources' syncs."
+PERSONAL_ONLY = "The sources table is for admins' eyes: send me `sources` in our personal chat."
+UNKNOWN_ELSEWHERE = ("There is no source of that name. Send me `sources` in our personal chat to see the "
+                     "sources.")
+
+
+def sync_words(text: str) -> str:
+    """What follows `reindex` in a reindex command."""
+    return text.strip()[len(COMMAND):]
 
 
 class ProgressMessage:

@@ -29,7 +29,7 @@ class SyncStatus:
     failures: int = 0  # failed syncs since the last good one
     retry_after: float | None = None  # seconds the source asked us to wait
     told: bool = False  # the admins were told of `last_error`
-    by: str = ""  # who started the last sync ("" for the schedule): whom to tell when it fails
+    by: str = ""  # who last started a sync of it (the schedule leaves it): whom to tell when it fails
     calls: int = 0  # requests the last fetch made
 
     def next_run(self, every: float) -> float | None:

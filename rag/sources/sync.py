@@ -193,7 +193,8 @@ class SourceSync:
             counts[record.source] = counts.get(record.source, 0) + 1
         for name, outcome in report.sources.items():
             status = states[name].status
-            status.by = by
+            if by:  # the schedule's syncs keep who synced it last: the admin to tell of a failure
+                status.by = by
             if outcome.ok:
                 status.last_success, status.last_seconds = self._clock(), round(outcome.seconds, 3)
                 status.last_error, status.error_variable, status.failures, status.told = "", None, 0, False

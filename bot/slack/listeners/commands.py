@@ -1,4 +1,5 @@
-"""/reindex for admins: progress in the channel, a report at the end, answers keep flowing meanwhile."""
+"""/reindex for admins: progress in the channel, a report at the end, answers keep flowing meanwhile. With
+declared sources (AIE_SOURCES_FILE), `/reindex handbook runbooks [allow-mass-delete]` syncs those (alone: all)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.reindex import BUSY, ReindexOutcome, run_reindex
-from bot.slack.blocks import SLACK_STYLE
+from bot.core.sources import SyncRequest, parse_request, starting_text
+from bot.slack.blocks import SLACK_STYLE, escape
 from bot.slack.places import private_scope, scope_in
 from bot.slack.services import SlackServices
 from bot.slack.streaming import delivering
@@ -38,17 +40,35 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             await ack(BUSY)
             return
         listed = user in services.admins.listed
-        await ack(STARTED if listed else CHECKING)
         if not listed:
+            await ack(CHECKING)
             if not await services.admins.is_admin(client, user):
                 await respond_safely(respond, NOT_ADMIN)
                 return
-            await respond_safely(respond, STARTED)
+        request, reply = _request(services, command.get("text") or "")
+        if listed:
+            await ack(reply)
+        else:
+            await respond_safely(respond, reply)
+        if request is None:
+            return
 
         async def privately(text: str) -> None:
             await respond_safely(respond, text)
 
-        await reindex_into(services, client, channel, by=user, privately=privately)
+        await reindex_into(services, client, channel, by=user, privately=privately, request=request)
+
+
+def _request(services: SlackServices, words: str) -> tuple[SyncRequest | None, str]:
+    """The sync the admin asked for and what to tell them (None: nothing to run: a source they named is
+    unknown). Without declared sources the words are ignored and the index is refreshed, as always."""
+    if services.sources is None:
+        return SyncRequest(), STARTED
+    request = parse_request(words)
+    unknown = services.sources.unknown(request)
+    if unknown:
+        return None, escape(unknown)
+    return request, starting_text(request, SLACK_STYLE)
 
 
 class _ChannelMessage:
@@ -68,7 +88,8 @@ class _ChannelMessage:
 
 
 async def reindex_into(services: SlackServices, client: AsyncWebClient, channel: str, *, by: str,
-                       privately: Callable[[str], Awaitable[None]] | None = None) -> ReindexOutcome:
+                       privately: Callable[[str], Awaitable[None]] | None = None,
+                       request: SyncRequest | None = None) -> ReindexOutcome:
     """Run a reindex with its progress message and report in `channel` (a user id: the admin's DM with the
     app); `privately` reaches the admin when the channel cannot. The report names only the files whoever
     reads it there may read (everyone in a channel; the admin in their DM)."""
@@ -78,7 +99,7 @@ async def reindex_into(services: SlackServices, client: AsyncWebClient, channel:
         return await services.names_visible_to(scope)
 
     outcome = await run_reindex(services.reindexer, _ChannelMessage(client, channel), SLACK_STYLE, by=by,
-                                platform="slack", visible=visible)
+                                platform="slack", visible=visible, request=request)
     if not outcome.told and privately is not None:  # busy, or e.g. the bot is not in that channel
         await privately(outcome.text)
     return outcome

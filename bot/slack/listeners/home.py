@@ -62,7 +62,8 @@ def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
     review = admin_review(services, scope)
     return AdminHome(services.index.manifest() if services.index is not None else None, review.items,
                      running=services.reindexer.current, last=services.reindexer.last,
-                     min_voters=review.min_voters, hidden=review.hidden)
+                     min_voters=review.min_voters, hidden=review.hidden,
+                     sources=services.sources.rows() if services.sources is not None else None)
 
 
 def _questions_note(questions: list[str], shown: int = 5) -> str | None:
