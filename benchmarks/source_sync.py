@@ -4,9 +4,12 @@
 - a 1,000-page Confluence space from the local Confluence of the tests (real HTTP on localhost): cold,
   again with nothing changed, and with 10 pages edited — seconds, API calls, passages embedded;
 - freshness of a git source: a commit pushed to a bare repository, then the sync a 1-minute schedule runs —
-  seconds until the new text is what search returns (the schedule adds up to its interval before that).
+  seconds until the new text is what search returns (the schedule adds up to its interval before that);
+- freshness of a watched folder: `serve`'s own scheduler (bot.core.schedule) running, a file saved — seconds
+  until search returns its text.
 
     .venv/bin/python benchmarks/source_sync.py [--pages 1000] [--edited 10] [--skip-confluence] [--skip-git]
+                                               [--skip-watch]
 
 Results: benchmarks/results/source_sync.json. A fresh data dir each run, so the cold sync embeds everything.
 """
@@ -91,12 +94,53 @@ def git_freshness(folder: Path, runs: int = 5) -> dict:
             round(seconds[len(seconds) // 2], 3), "worst_case_with_interval": round(60 + seconds[-1], 1)}
 
 
+def watched_freshness(folder: Path, runs: int = 5) -> dict:
+    import asyncio
+
+    from ai_employee.wiring import make_core
+    from bot.core.schedule import SyncScheduler
+
+    docs = folder / "handbook"
+    docs.mkdir()
+    for i in range(50):
+        (docs / f"policy-{i}.md").write_text(f"# Policy {i}\n\nRule {i} applies to every office.\n", encoding="utf-8")
+    kb = knowledge_base(folder, f"""  - {{name: handbook, type: folder, path: {docs}, watch: true}}
+""")
+
+    async def measure() -> list[float]:
+        services = make_core(kb)
+        scheduler = SyncScheduler(services.sources, services.reindexer, services.tellers, tick=5.0)
+        task = asyncio.create_task(scheduler.run())
+        while kb.store.current_version() is None or services.reindexer.running:  # the first sync, at start
+            await asyncio.sleep(0.1)
+        seconds = []
+        for run in range(runs):
+            code = f"WX{run}Q{int(time.time())}"
+            began = time.perf_counter()
+            (docs / f"new-{run}.md").write_text(f"# Notice {run}\n\nThe door code is {code}.\n", encoding="utf-8")
+            while True:
+                hits = await asyncio.to_thread(kb.retriever.search, f"door code {code}", top_k=1)
+                if hits and code in hits[0].chunk.text:
+                    break
+                await asyncio.sleep(0.05)
+            seconds.append(time.perf_counter() - began)
+            await asyncio.sleep(1.0)
+        scheduler.stop()
+        task.cancel()
+        return sorted(seconds)
+
+    seconds = asyncio.run(measure())
+    return {"files": 50, "runs": runs, "debounce_ms": 500, "saved_to_searchable_median": round(seconds[len(seconds) // 2], 2),
+            "max": round(seconds[-1], 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--edited", type=int, default=10)
     parser.add_argument("--skip-confluence", action="store_true")
     parser.add_argument("--skip-git", action="store_true")
+    parser.add_argument("--skip-watch", action="store_true")
     args = parser.parse_args()
     results: dict = {"machine": machine()}
     with tempfile.TemporaryDirectory() as folder:
@@ -104,10 +148,15 @@ def main() -> None:
             (Path(folder) / "git").mkdir()
             results["git"] = git_freshness(Path(folder) / "git")
             print("git", results["git"], flush=True)
+        if not args.skip_watch:
+            (Path(folder) / "watch").mkdir()
+            results["watched_folder"] = watched_freshness(Path(folder) / "watch")
+            print("watched folder", results["watched_folder"], flush=True)
         if not args.skip_confluence:
             (Path(folder) / "wiki").mkdir()
             results["confluence"] = confluence(Path(folder) / "wiki", args.pages, args.edited)
-    save("source_sync", results)
+    save("source_sync" if not (args.skip_confluence or args.skip_git or args.skip_watch) else "source_sync_partial",
+         results)
 
 
 if __name__ == "__main__":
