@@ -168,8 +168,9 @@ class SourceSync:
         return roots
 
     def _publish(self, states: dict[str, SourceState], fresh: set[str], report: SyncReport,
-                 allow_mass_delete: bool, held: Any, progress: Callable[[IndexProgress], None]) -> IndexReport:
-        """Build with the fresh sources; one that would lose too much is held back and the rest published."""
+                 allow_mass_delete: bool, held: Any, progress: Callable[[IndexProgress], None]) -> IndexReport | None:
+        """Build with the fresh sources; one that would lose too much is held back and the rest published
+        (None: every fresh source was held back, nothing was built)."""
         fresh = set(fresh)
         while True:
             try:
@@ -180,11 +181,11 @@ class SourceSync:
                 if outcome is None or refused.source not in fresh:  # a source no longer declared
                     raise
                 outcome.ok, outcome.held_back = False, refused
-                outcome.error = (f"{refused} — run `ai-employee sources sync {refused.source} --allow-mass-delete` "
-                                 f"or `/reindex {refused.source} allow-mass-delete`")
+                outcome.error = (f"{refused}, or in chat with the word allow-mass-delete after the reindex command "
+                                 f"and {refused.source}")
                 fresh.discard(refused.source)
                 if not fresh:
-                    raise
+                    return None  # nothing left to publish: the held-back sources are recorded as failed
 
     def _record(self, report: SyncReport, states: dict[str, SourceState], by: str) -> None:
         manifest = self._manifest() if report.index is not None else None

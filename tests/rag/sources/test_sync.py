@@ -94,6 +94,10 @@ def test_losing_most_of_a_source_waits_for_an_admin(two_folders: KnowledgeBase, 
     assert "would remove 2 of its 3 documents" in held.error and "--allow-mass-delete" in held.error
     assert report.sources["ops"].ok and report.index.changed == ["ops/restart.md"]  # the rest still publishes
     assert "handbook/visa.md" in two_folders.store.current_manifest().files
+    alone = two_folders.sync(["handbook"])  # held back on its own: reported and recorded, not raised
+    assert alone.index is None and not alone.sources["handbook"].ok and "--allow-mass-delete" in alone.sources["handbook"].error
+    status = two_folders.source_sync(None).states.load("handbook").status
+    assert "would remove 2 of its 3 documents" in status.last_error and not status.told  # the admins are told once
     allowed = two_folders.sync(["handbook"], allow_mass_delete=True)
     assert allowed.ok and sorted(allowed.index.removed) == ["handbook/meals.md", "handbook/visa.md"]
 
