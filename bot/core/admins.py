@@ -9,7 +9,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection
 
+from cachetools import TTLCache
+
 ADMIN_TTL = 60.0
+KEPT_USERS = 10_000  # answers kept at most (the least recently used go first)
 
 # user id -> whether the platform says they are an admin (None: it could not tell)
 PlatformCheck = Callable[[str], Awaitable[bool | None]]
@@ -20,8 +23,7 @@ class AdminCheck:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.listed = frozenset(listed)
         self.ttl = ttl
-        self._clock = clock
-        self._known: dict[str, tuple[bool, float]] = {}  # user -> (admin, when the platform said so)
+        self._known: TTLCache[str, bool] = TTLCache(KEPT_USERS, ttl, timer=clock)  # user -> what the platform said
         self._asking: dict[str, asyncio.Future[bool | None]] = {}
 
     async def is_admin(self, user: str, ask: PlatformCheck | None = None) -> bool:
@@ -31,8 +33,8 @@ class AdminCheck:
         if ask is None:
             return False
         known = self._known.get(user)
-        if known is not None and self._clock() - known[1] < self.ttl:
-            return known[0]
+        if known is not None:
+            return known
         asking = self._asking.get(user)
         if asking is None:
             asking = asyncio.ensure_future(ask(user))
@@ -41,5 +43,5 @@ class AdminCheck:
         answer = await asyncio.shield(asking)
         if answer is None:  # the platform could not tell (rate limited, down): refuse now, ask again next time
             return False
-        self._known[user] = (answer, self._clock())
+        self._known[user] = answer
         return answer

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 import httpx
+from cachetools import TTLCache
 
 from bot.core.scopes.groups import GroupDirectory, GroupLookupFailed
 
@@ -36,6 +37,9 @@ def msal_token(connections) -> Token:
     return token
 
 
+KEPT_USERS = 10_000  # people whose groups are kept at most (the least recently asked go first)
+
+
 class GraphGroupDirectory(GroupDirectory):
     def __init__(self, token: Token, *, graph_url: str = GRAPH_URL, ttl: float = 300.0, timeout: float = 10.0,
                  name: str = "Teams groups (Microsoft Graph)", clock: Callable[[], float] = time.monotonic) -> None:
@@ -43,7 +47,7 @@ class GraphGroupDirectory(GroupDirectory):
         self._token = token
         self.graph_url = graph_url.rstrip("/")
         self._timeout = timeout
-        self._users: dict[str, tuple[float, frozenset[str]]] = {}  # user -> (when looked up, their groups)
+        self._users: TTLCache[str, frozenset[str]] = TTLCache(KEPT_USERS, ttl, timer=clock)  # user -> their groups
         self._user_locks: dict[str, asyncio.Lock] = {}
 
     async def _no_directory(self):
@@ -57,12 +61,12 @@ class GraphGroupDirectory(GroupDirectory):
             return frozenset()
         async with self._user_locks.setdefault(object_id, asyncio.Lock()):  # one lookup per user at a time
             known = self._users.get(object_id)
-            if known is not None and self._clock() - known[0] < self.ttl:
-                return known[1]
+            if known is not None:
+                return known
             groups = await self._attempt(lambda: self._ask_graph(object_id))
             if groups is None:
                 return frozenset()
-            self._users[object_id] = (self._clock(), groups)
+            self._users[object_id] = groups
             return groups
 
     async def _ask_graph(self, object_id: str) -> frozenset[str]:
