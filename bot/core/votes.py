@@ -1,10 +1,13 @@
-"""Recording a 👍/👎 on a whole answer, from any platform, in the one feedback store."""
+"""Recording a 👍/👎 on a whole answer, from any platform, in the one feedback store, and the reasons a 👎
+may give (`REASONS`, as each surface offers them)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from rag.feedback import ANSWER, FeedbackStore
+from rag.feedback import ANSWER, REASONS, FeedbackStore
+
+__all__ = ["REASONS", "vote_on_answer"]
 
 
 async def vote_on_answer(store: FeedbackStore, answer_id: str, user: str, helpful: bool, conversation: str,
