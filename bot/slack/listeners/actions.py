@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.review import GONE, cited_passage, source_to_show, vote_on_source
-from bot.core.votes import REASONS, vote_on_answer
+from bot.core.votes import REASONS, RECORDED, UPDATED, give_reason, vote_on_answer
 from bot.slack.blocks import (
     COMMENT_ACTION,
     COMMENT_BLOCK,
@@ -33,8 +33,6 @@ from bot.slack.services import SlackServices
 
 _log = logging.getLogger(__name__)
 
-RECORDED = "Thanks — your feedback is recorded."
-UPDATED = "Thanks — your vote is updated."
 PICK_A_REASON = "Pick one of these — or close this window to keep just your vote."
 NOT_HERE = ("Sorry, I can't show that source here: it is not among the documents answers in this conversation "
             "may use.")
@@ -79,9 +77,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if reason not in REASONS:
             await ack(response_action="errors", errors={REASON_BLOCK: PICK_A_REASON})
             return
-        try:
-            await asyncio.to_thread(store.set_reason, answer_id, user, reason, comment)
-        except KeyError:
+        if not await give_reason(store, answer_id, user, reason, comment):
             await ack(response_action="update", view=notice_modal("Thanks for the feedback", GONE))
             return
         await ack(response_action="update", view=reason_thanks(reason, (comment or "").strip() or None))
