@@ -48,6 +48,17 @@ def unsupported_note(answer: Answer) -> str | None:
     return f"{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."
 
 
+WARNING, UNSUPPORTED = "warning", "unsupported"  # the kinds of note below an answer (a surface marks each)
+
+
+def answer_notes(answer: Answer) -> list[tuple[str, str]]:
+    """The notes below a finished answer, in order, each with its kind: WARNING for what the pipeline noticed
+    (e.g. a near miss), UNSUPPORTED for the sentences no source backs."""
+    notes = [(WARNING, notice) for notice in answer.notices]
+    unsupported = unsupported_note(answer)
+    return notes + [(UNSUPPORTED, unsupported)] if unsupported else notes
+
+
 def no_index(reindex: str) -> str:
     """What users hear before the first index exists; `reindex` names the platform's way to build it."""
     return f"The knowledge base has not been built yet — an admin can build it with {reindex}."

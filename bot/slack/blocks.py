@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.core.answering import no_index, unsupported_note
+from bot.core.answering import UNSUPPORTED, WARNING, answer_notes, no_index
 from bot.core.links import document_link, passage_text, without_links
 from bot.core.reindex import TextStyle
 from bot.core.text import split_text
@@ -111,16 +111,16 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=f"*[{citation.marker}]* {label}"), accessory=accessory)
 
 
+NOTE_MARKS = {WARNING: ":warning:", UNSUPPORTED: ":grey_question:"}
+
+
 def answer_blocks(answer: Answer, answer_id: str | None) -> list[dict]:
     """All blocks of a finished answer, in order; `paginate` fits them into messages."""
     blocks: list = [MarkdownBlock(text=piece) for piece in markdown_pieces(answer.text)]
     if answer.citations:
         blocks.append(DividerBlock())
         blocks.extend(_footnote(c, answer_id) for c in answer.citations)
-    notes = [f":warning: {escape(n)}" for n in answer.notices]
-    unsupported = unsupported_note(answer)
-    if unsupported:
-        notes.append(f":grey_question: {escape(unsupported)}")
+    notes = [f"{NOTE_MARKS[kind]} {escape(note)}" for kind, note in answer_notes(answer)]
     if notes:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(n, 3000)) for n in notes[:10]]))
     if answer_id:
