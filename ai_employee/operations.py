@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.core.schedule import SyncScheduler
@@ -13,19 +15,33 @@ from bot.server import Operations
 from rag.index.snapshot import IndexNotFoundError
 
 if TYPE_CHECKING:
-    from ai_employee.wiring import KnowledgeBase
     from bot.core.credentials import CredentialStatus
     from bot.core.services import CoreServices
+    from cache import Cache
+    from rag.index.coordination import VersionChannel
+    from rag.retrieval import Retriever
 
 _log = logging.getLogger(__name__)
 SYNC_TICK = 5.0  # seconds between looks at which sources are due (sooner for a source synced more often)
 
 
+@dataclass(frozen=True)
+class Served:
+    """The knowledge base the server answers from, as its operations watch it (the composition root's parts)."""
+
+    retriever: Retriever  # the index it answers from (`loaded`: None before the first load)
+    current_version: Callable[[], str | None]  # the newest published index version
+    cache: Cache  # the answer cache
+    redis: bool  # whether Redis is configured (then /ready needs it reachable)
+    versions: VersionChannel | None  # where other replicas announce new versions (None without Redis)
+    sync_every: tuple[float, ...] = ()  # the declared sources' intervals in seconds (0: not scheduled)
+
+
 class IndexLoader:
     """Loads the live index in a thread of its own, one load at a time; remembers why a load failed."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
         self.problem: str | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -39,7 +55,7 @@ class IndexLoader:
     def load(self) -> str | None:
         """The version now served (blocking), or None when there is none to load."""
         try:
-            version = self.kb.retriever.snapshot.version
+            version = self.retriever.snapshot.version
             self.problem = None
             return version
         except IndexNotFoundError:
@@ -64,28 +80,28 @@ def _in_use(cache) -> str:
     return "none (redis unreachable)" if getattr(cache, "unreachable", False) else cache.backend
 
 
-def make_operations(kb: KnowledgeBase, services: CoreServices, credentials: CredentialStatus | None = None) -> Operations:
+def make_operations(served: Served, services: CoreServices, credentials: CredentialStatus | None = None) -> Operations:
     """`credentials`: what `serve` learnt of each configured surface's credentials (not ready while one of
     them was refused or could not be verified)."""
-    cache = services.answerer.pipeline.cache
-    loader = IndexLoader(kb)
+    cache, retriever = served.cache, served.retriever
+    loader = IndexLoader(retriever)
     stop = threading.Event()
 
     def health() -> dict:
-        loaded = kb.retriever.loaded
-        return {"status": "ok", "index_version": kb.store.current_version(),
+        loaded = retriever.loaded
+        return {"status": "ok", "index_version": served.current_version(),
                 "serving": loaded.version if loaded else None, "cache": _in_use(cache),
                 "reindexing": services.reindexer.running}
 
     def readiness() -> tuple[bool, dict]:
-        loaded = kb.retriever.loaded
-        if loaded is None or loaded.version != kb.store.current_version():
+        loaded = retriever.loaded
+        if loaded is None or loaded.version != served.current_version():
             loader.start()  # e.g. the first index was just built: load it without waiting for a question
         index: dict = {"loaded": loaded is not None, "version": loaded.version if loaded else None}
         if loaded is None and loader.problem:
             index["reason"] = loader.problem
-        redis: dict = {"configured": bool(kb.settings.redis_url)}
-        if kb.settings.redis_url:
+        redis: dict = {"configured": served.redis}
+        if served.redis:
             redis["reachable"] = bool(getattr(cache, "check", lambda: False)())  # and /health says so
         return loaded is not None and redis.get("reachable", True), {"index": index, "redis": redis}
 
@@ -101,11 +117,11 @@ def make_operations(kb: KnowledgeBase, services: CoreServices, credentials: Cred
 
     def start() -> None:  # on the event loop, as the server starts
         loader.start()
-        if kb.versions is not None:
-            kb.versions.watch(loader.switch, stop)
+        if served.versions is not None:
+            served.versions.watch(loader.switch, stop)
         if services.sources is not None:
             scheduler = SyncScheduler(services.sources, services.reindexer, services.tellers,
-                                      tick=min([SYNC_TICK, *(s.every for s in kb.sources if s.every > 0)]))
+                                      tick=min([SYNC_TICK, *(every for every in served.sync_every if every > 0)]))
             scheduled.append((scheduler, asyncio.get_running_loop().create_task(scheduler.run())))
 
     def finish() -> None:

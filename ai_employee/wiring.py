@@ -376,25 +376,30 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     """The configured chat surfaces (Slack, Teams or both) on one core; `teams_connections` replaces the
     SDK's MSAL token providers (`serve` passes those it checked; tests, stand-ins) and `graph_token` the
     Microsoft Graph tokens they would issue; `credentials`, what /ready says of each surface's."""
-    from ai_employee.operations import make_operations
+    from ai_employee.operations import Served, make_operations
     from bot.core.config import ChatSettings
 
     chat = chat or ChatSettings()
-    services = make_core(kb, chat)
-    bot = Bot(services, make_operations(kb, services, credentials))
+    scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
+    pipeline = make_pipeline(kb)
+    services = make_core(kb, chat, pipeline, scopes)
+    served = Served(kb.retriever, kb.store.current_version, pipeline.cache, bool(kb.settings.redis_url), kb.versions,
+                    tuple(source.every for source in kb.sources))
+    bot = Bot(services, make_operations(served, services, credentials))
     if slack is not None:
-        from bot.slack.admins import admin_teller
+        from bot.slack.admins import SlackAdmins, admin_teller
         from bot.slack.app import create_app
         from bot.slack.services import SlackServices
 
-        bot.slack_services = SlackServices(**services.shared(), settings=slack)
+        bot.slack_services = SlackServices(**services.shared(), settings=slack, admins=SlackAdmins(slack.admins))
         bot.slack_app = create_app(bot.slack_services)
         services.tellers["slack"] = admin_teller(bot.slack_app.client)
         services.scopes.use_groups("slack", slack_groups(bot.slack_app.client, chat))
     if teams is not None:
-        from bot.teams.app import TeamsSurface
+        from bot.core.admins import AdminCheck
+        from bot.teams.app import TeamsSurface, msal_connections
 
-        bot.teams = TeamsSurface(services, teams, teams_connections)
+        bot.teams = TeamsSurface(services, teams, teams_connections or msal_connections(teams), AdminCheck(teams.admins))
         if teams.groups:
             services.scopes.use_groups("teams", teams_groups(bot.teams.connections, teams, chat, graph_token))
     kb.readers = make_readers(kb, slack, teams, bot.teams.connections if bot.teams else None, graph_token)
@@ -517,10 +522,13 @@ def public_examples(kb: KnowledgeBase) -> tuple[str, ...]:
     return tuple(example_questions(readable_manifest(manifest, documents, everyone)))
 
 
-def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServices:
+def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: AnswerPipeline | None = None,
+              scopes: ScopeResolver | None = None) -> CoreServices:
+    """The shared core around `pipeline` and `scopes` (both built from the settings when not given)."""
     from bot.core.answering import Answerer
     from bot.core.config import ChatSettings
     from bot.core.dedup import Dedup
+    from bot.core.memory import ConversationMemory
     from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer, ReindexRun
     from bot.core.sources import SyncRequest, requester
@@ -529,8 +537,8 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     from cache import make_dedup_store
 
     chat = chat or ChatSettings()
-    scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
-    pipeline = make_pipeline(kb)
+    scopes = scopes or make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
+    pipeline = pipeline or make_pipeline(kb)
     configured = kb.docs_paths
     metrics = Metrics()
 
@@ -572,15 +580,17 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None) -> CoreServic
     reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot, finished=finished, sync=sync)
     kb.feedback.on_vote = metrics.voted
     metrics.observe(pipeline.cache, lambda: _served(kb))
+    dedup = Dedup(make_dedup_store(_secret(kb.settings.redis_url)))  # never evicted by the answer cache
     return CoreServices(
         answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers, metrics=metrics),
         feedback=kb.feedback,
         reindexer=reindexer,
-        dedup=Dedup(make_dedup_store(_secret(kb.settings.redis_url))),  # never evicted by the answer cache
+        dedup=dedup,
         adjuster=kb.adjuster,  # the one the pipeline demotes with
+        scopes=scopes,
+        memory=ConversationMemory(dedup),
         index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,
-        scopes=scopes,
         sources=desk,
     )
 

@@ -21,11 +21,14 @@ from rag.prompt import detect_language
 from rag.types import Answer, Scope
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from bot.core.metrics import Metrics
 
 _log = logging.getLogger(__name__)
 
 GREETING = "Hi! Ask me anything about our policies and documents — I answer with sources you can check."
+ASK_FOR_A_QUESTION = "Ask me a question about the company's documents"  # a message with nothing to search for
 FAILED = "Sorry, something went wrong while answering. Please try again in a moment."
 NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sources and buttons are "
                 "missing. Please ask again in a moment.")
@@ -43,6 +46,17 @@ def unsupported_note(answer: Answer) -> str | None:
     if count == 1:
         return f"1 sentence is not backed by any source: it is marked “{mark}” and cites nothing."
     return f"{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."
+
+
+WARNING, UNSUPPORTED = "warning", "unsupported"  # the kinds of note below an answer (a surface marks each)
+
+
+def answer_notes(answer: Answer) -> list[tuple[str, str]]:
+    """The notes below a finished answer, in order, each with its kind: WARNING for what the pipeline noticed
+    (e.g. a near miss), UNSUPPORTED for the sentences no source backs."""
+    notes = [(WARNING, notice) for notice in answer.notices]
+    unsupported = unsupported_note(answer)
+    return notes + [(UNSUPPORTED, unsupported)] if unsupported else notes
 
 
 def no_index(reindex: str) -> str:
@@ -210,10 +224,14 @@ class Answerer:
         """Keep the answer as shown, for feedback (blocking); its id."""
         cited = [CitedChunk(c.chunk.id, c.chunk.file, c.location, c.chunk.text, c.chunk.title, c.chunk.url)
                  for c in answer.citations]
-        vector = self.pipeline.finder.query_vector(answer.question, answer.index_version)
+        vector = self.question_vector(answer.question, answer.index_version)
         return self.feedback.record_answer(answer.question, answer.text, cited, answer.index_version,
                                            question.conversation, question.user, vector, platform=question.platform,
                                            scope=question.scope)
+
+    def question_vector(self, question: str, index_version: str) -> np.ndarray:
+        """`question` embedded as retrieval embeds it for `index_version` (blocking): where votes are judged."""
+        return self.pipeline.finder.query_vector(question, index_version)
 
     async def _fail(self, reply: ReplySink, message: str, question: Question, kind: str) -> None:
         if self.metrics is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from cache import Cache
+from cache import Cache, cache_key
 
 T = TypeVar("T")
 MARK = b"1"
@@ -31,6 +31,11 @@ class Dedup:
     async def first(self, key: str, ttl: int) -> bool:
         """True for the first caller that marks `key` (Redis SET NX), False for every later one."""
         return await self._run(self.store.add, key, MARK, ttl)
+
+    async def first_delivery(self, kind: str, *ids: str, ttl: int) -> bool:
+        """True the first time a platform delivers the event `ids` name (a redelivery, or the twin event of
+        one message, is False on every replica); `kind` names what is delivered, e.g. "event"."""
+        return await self.first(cache_key(kind, *ids), ttl)
 
     async def put_if_absent(self, key: str, value: bytes, ttl: int) -> bool:
         """Store `value` unless `key` holds something already (Redis SET NX); True when this call stored it."""

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 BUSY = "A reindex is already running — its progress message is in the conversation where it was started."
+STARTED = "Reindexing the knowledge base… I'll post progress here."
+
+
+def not_admin(command: str) -> str:
+    """Who is told no when they ask for a reindex; `command`: the surface's reindex command, as code."""
+    return f"Sorry, only knowledge-base admins can run {command}. Ask one of them if documents look out of date."
 
 
 _UNSAFE_IN_CODE = re.compile(r"[`\x00-\x1f\x7f\u2028\u2029]")

@@ -17,7 +17,7 @@ from bot.core.scopes.documents import may_show
 from bot.core.services import CoreServices
 from rag.feedback import CitedChunk, RecordedAnswer, citation_target, summary
 from rag.prompt import detect_language
-from rag.types import Scope
+from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def vote_on_source(services: CoreServices, answer_id: str, marker: int, user: st
     if recorded is None or not 1 <= marker <= len(recorded.citations):
         return SourceVoted(recorded=False)
     store.vote(answer_id, user, citation_target(marker), value, recorded.channel, admin=admin, platform=platform)
-    min_voters = services.adjuster.rules.min_voters if services.adjuster else 2
+    min_voters = services.adjuster.rules.min_voters
     if value > 0:
         return SourceVoted(recorded=True, helped=True, admin=admin, min_voters=min_voters)
     demoted = demoted_now(services, recorded, recorded.citations[marker - 1])
@@ -115,10 +115,8 @@ def vote_on_source(services: CoreServices, answer_id: str, marker: int, user: st
 def demoted_now(services: CoreServices, recorded: RecordedAnswer, cited: CitedChunk) -> bool | None:
     """Whether the votes now demote the passage for the answer's question where it was asked (None: no way
     to tell)."""
-    if services.adjuster is None or services.answerer is None:
-        return None
     try:
-        vector = services.answerer.pipeline.finder.query_vector(recorded.question, recorded.index_version)
+        vector = services.answerer.question_vector(recorded.question, recorded.index_version)
     except Exception:  # noqa: BLE001 - e.g. the embedder is unreachable: the vote is kept anyway
         _log.warning("could not tell whether the flag demotes the passage", exc_info=True)
         return None
@@ -138,7 +136,7 @@ class Review:
 
 def admin_review(services: CoreServices, scope: Scope, days: int = REVIEW_DAYS, scan: int = REVIEW_SCAN) -> Review:
     """The last `days` of feedback as the admin reviewing in `scope` may see it."""
-    manifest = services.index.manifest() if services.index is not None else None
+    manifest = services.manifest()
     live = services.index.live() if services.index is not None and manifest is not None else None
     since = services.feedback.now() - days * DAY
     everything = summary(services.feedback, services.adjuster, limit=scan, since=since, live=live)
@@ -156,6 +154,12 @@ def admin_review(services: CoreServices, scope: Scope, days: int = REVIEW_DAYS, 
     mine = {key: [e for e in everything.get(key, []) if test(e)] for key, test in tests.items()}
     hidden = {key: len(everything.get(key, [])) - len(mine[key]) for key in tests}
     return Review(mine, hidden, services.adjuster.rules.min_voters)
+
+
+def cited_passage(cited: CitedChunk) -> Chunk:
+    """A cited passage as a surface shows it: the text as it was cited, not as the index has it now."""
+    return Chunk(cited.chunk_id, cited.file, cited.title, (), cited.text, 0, len(cited.text), None, None, "", "",
+                 cited.url)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,16 @@
-"""Recording a 👍/👎 on a whole answer, from any platform, in the one feedback store."""
+"""Recording a 👍/👎 on a whole answer, from any platform, in the one feedback store, and the reasons a 👎
+may give (`REASONS`, as each surface offers them)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from rag.feedback import ANSWER, FeedbackStore
+from rag.feedback import ANSWER, REASONS, FeedbackStore
+
+__all__ = ["RECORDED", "REASONS", "UPDATED", "cited_locations", "give_reason", "vote_on_answer"]
+
+RECORDED = "Thanks — your feedback is recorded."
+UPDATED = "Thanks — your vote is updated."
 
 
 async def vote_on_answer(store: FeedbackStore, answer_id: str, user: str, helpful: bool, conversation: str,
@@ -21,3 +27,24 @@ async def vote_on_answer(store: FeedbackStore, answer_id: str, user: str, helpfu
         return new
 
     return await asyncio.to_thread(record)  # fsync'd writes: off the event loop
+
+
+async def give_reason(store: FeedbackStore, answer_id: str, user: str, reason: str, comment: str | None) -> bool:
+    """Keep why `user` down-voted an answer (`reason`, one of REASONS) and their optional comment; False when
+    their 👎 on it is not (or no longer) on record."""
+
+    def record() -> bool:
+        try:
+            store.set_reason(answer_id, user, reason, comment)
+        except KeyError:
+            return False
+        return True
+
+    return await asyncio.to_thread(record)
+
+
+async def cited_locations(store: FeedbackStore, answer_id: str | None) -> list[str] | None:
+    """Where each of an answer's citations comes from, as its footnotes said it; None when the answer is not
+    (or no longer) on record."""
+    recorded = await asyncio.to_thread(store.answer, answer_id) if answer_id else None
+    return None if recorded is None else [c.location for c in recorded.citations]

@@ -29,11 +29,11 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.core.answering import no_index, unsupported_note
+from bot.core.answering import UNSUPPORTED, WARNING, answer_notes, no_index
+from bot.core.links import document_link, passage_text, without_links
 from bot.core.reindex import TextStyle
 from bot.core.text import split_text
-from rag.feedback import REASONS
-from rag.links import safe_url, source_urls, unlink
+from bot.core.votes import REASONS
 from rag.types import Answer, Chunk, Citation
 
 NO_INDEX = no_index("`/reindex`")
@@ -67,7 +67,7 @@ def link(url: str | None, text: str) -> str:
     """Slack's `<url|text>` for escaped `text`, or `text` alone when `url` is not an http(s) link. The URL
     keeps nothing Slack would read as the end of it (`|`, `>`, spaces: percent-encoded); `&` is its entity.
     A `>` that `escape` left as a quote marker would end the link: inside one it is its entity too."""
-    safe = safe_url(url)
+    safe = document_link(url)
     return f"<{safe.replace('&', '&amp;')}|{text.replace('>', '&gt;')}>" if safe else text
 
 
@@ -100,8 +100,8 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     chunk = citation.chunk
     room = SECTION_LIMIT - len(f"*[{citation.marker}]* ")  # a long title › headings is cut to fit the section
     label = cut(escape(citation.location), room)
-    if safe_url(chunk.url):
-        title = escape(unlink(chunk.title, frozenset())) or label  # as the location shows it (untitled: all)
+    if document_link(chunk.url):
+        title = escape(without_links(chunk.title)) or label  # as the location shows it (untitled: all)
         linked = label.replace(title, link(chunk.url, title), 1)
         label = linked if len(linked) <= room else label
     accessory = None
@@ -111,16 +111,16 @@ def _footnote(citation: Citation, answer_id: str | None) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=f"*[{citation.marker}]* {label}"), accessory=accessory)
 
 
+NOTE_MARKS = {WARNING: ":warning:", UNSUPPORTED: ":grey_question:"}
+
+
 def answer_blocks(answer: Answer, answer_id: str | None) -> list[dict]:
     """All blocks of a finished answer, in order; `paginate` fits them into messages."""
     blocks: list = [MarkdownBlock(text=piece) for piece in markdown_pieces(answer.text)]
     if answer.citations:
         blocks.append(DividerBlock())
         blocks.extend(_footnote(c, answer_id) for c in answer.citations)
-    notes = [f":warning: {escape(n)}" for n in answer.notices]
-    unsupported = unsupported_note(answer)
-    if unsupported:
-        notes.append(f":grey_question: {escape(unsupported)}")
+    notes = [f"{NOTE_MARKS[kind]} {escape(note)}" for kind, note in answer_notes(answer)]
     if notes:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cut(n, 3000)) for n in notes[:10]]))
     if answer_id:
@@ -168,9 +168,9 @@ def source_modal(chunk: Chunk, location: str, *, title: str, vote_value: str | N
     where = cut(escape(f"{location} · {chunk.file}"), 3000)
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text=where)]))
     body = (chunk.lead + "\n" if chunk.lead else "") + chunk.text
-    body = unlink(body, source_urls([chunk.url]))  # mrkdwn would link a bare URL to elsewhere
+    body = passage_text(chunk, body)  # mrkdwn would link a bare URL to elsewhere
     blocks.extend(SectionBlock(text=MarkdownTextObject(text=p)) for p in escaped_pieces(body, SECTION_LIMIT))
-    if safe_url(chunk.url):
+    if document_link(chunk.url):
         blocks.append(SectionBlock(text=MarkdownTextObject(text=link(chunk.url, "Open the document"))))
     blocks = blocks[: VIEW_BLOCK_LIMIT - 2]
     if note:

@@ -20,9 +20,9 @@ from microsoft_agents.hosting.core.authorization import Connections
 from pydantic import ValidationError
 
 from bot.core.admins import AdminCheck
-from bot.core.answering import FAILED, GREETING, no_index
+from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, no_index
 from bot.core.logs import event_id_var
-from bot.core.reindex import BUSY, run_reindex
+from bot.core.reindex import BUSY, STARTED, run_reindex
 from bot.core.scopes.command import ScopeCommand, ScopeRequest
 from bot.core.services import CoreServices
 from bot.core.sources import Teller, parse_request
@@ -44,15 +44,13 @@ from bot.teams.conversation import (
 from bot.teams.reply import TeamsReply, delivering, with_retries
 from bot.teams.review import REVIEW, VERBS, TeamsReview
 from bot.teams.sources_card import sources_message
-from cache import cache_key
 from rag.types import Scope
 
 _log = logging.getLogger(__name__)
 MESSAGES_PATH = "/api/messages"
 ACTIVITY_TTL = 24 * 3600
 NO_INDEX = no_index("the `reindex` command")
-EMPTY = "Ask me a question about the company's documents 👋"
-REINDEX_STARTED = "Reindexing the knowledge base… I'll keep this conversation posted."
+EMPTY = f"{ASK_FOR_A_QUESTION} 👋"
 
 Turn = Callable[[TurnContext], Awaitable[None]]
 
@@ -63,14 +61,16 @@ def msal_connections(settings: TeamsSettings) -> MsalConnectionManager:
 
 
 class TeamsSurface:
-    def __init__(self, services: CoreServices, settings: TeamsSettings, connections: Connections | None = None) -> None:
-        """`connections` (the SDK's token providers) default to MSAL with the settings' registration."""
+    def __init__(self, services: CoreServices, settings: TeamsSettings, connections: Connections,
+                 admins: AdminCheck) -> None:
+        """`connections`: the SDK's token providers (the composition root's: MSAL with the settings'
+        registration, or stand-ins); `admins`: who may reindex, change scopes and review."""
         self.services = services
         self.settings = settings
-        self.admins = AdminCheck(settings.admins)
+        self.admins = admins
         self.scoping = ScopeCommand(services.scopes, services.documents, commands.SCOPE_STYLE)
         self.review = TeamsReview(services, self.admins.is_admin, self._scope)
-        self.connections = connections or msal_connections(settings)
+        self.connections = connections
         self.adapter = CloudAdapter(connection_manager=self.connections)
         self.adapter.on_turn_error = self._turn_failed  # the SDK's default would show the user the exception
         self.agent = AgentApplication[TurnState](ApplicationOptions(storage=MemoryStorage(), start_typing_timer=False),
@@ -133,8 +133,8 @@ class TeamsSurface:
             return False
         if not activity.id:
             return True
-        return await self.services.dedup.first(cache_key("teams-activity", activity.conversation.id, activity.id),
-                                               ACTIVITY_TTL)
+        return await self.services.dedup.first_delivery("teams-activity", activity.conversation.id, activity.id,
+                                                        ttl=ACTIVITY_TTL)
 
     async def _on_message(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):
@@ -244,7 +244,7 @@ class TeamsSurface:
                     await turn.send_activity(outcome.text)
 
         if context.activity.delivery_mode == DeliveryModes.expect_replies:
-            await context.send_activity(REINDEX_STARTED)  # its progress and report come as messages of their own
+            await context.send_activity(STARTED)  # its progress and report come as messages of their own
         self._in_background(context, reindex, "reindexing")
 
     def _in_background(self, context: TurnContext, work: Turn, what: str) -> None:

@@ -12,7 +12,7 @@ import re
 
 from microsoft_agents.activity import ClientCitation, ClientCitationAppearance
 
-from rag.links import safe_url, source_urls, unlink
+from bot.core.links import document_link, passage_text
 from rag.types import Chunk, Citation
 
 NAME_LIMIT, ABSTRACT_LIMIT, KEYWORD_LIMIT, KEYWORDS = 80, 160, 28, 3
@@ -44,7 +44,7 @@ def cut(text: str, limit: int) -> str:
 
 def _shown(chunk: Chunk, text: str) -> str:
     """Passage text for a card, whose TextBlocks render Markdown: links only to the document's own URL."""
-    return neutral(unlink(text, source_urls([chunk.url])))
+    return neutral(passage_text(chunk, text))
 
 
 def _card(citation: Citation) -> str:
@@ -66,7 +66,7 @@ def teams_citation(citation: Citation) -> ClientCitation:
     return ClientCitation(position=citation.marker, appearance=ClientCitationAppearance(
         name=cut(citation.location, NAME_LIMIT),
         abstract=cut(_shown(chunk, chunk.text), ABSTRACT_LIMIT),
-        url=safe_url(chunk.url),
+        url=document_link(chunk.url),
         keywords=_keywords(citation),
         text=_card(citation),
         encoding_format=CARD_FORMAT,

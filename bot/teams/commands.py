@@ -11,18 +11,18 @@ import re
 from microsoft_agents.activity import Activity, ActivityTypes
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.core.reindex import TextStyle
+from bot.core.links import without_links
+from bot.core.reindex import TextStyle, not_admin
 from bot.core.scopes.command import ScopeStyle
 from bot.teams.command_names import COMMAND, SCOPE_COMMAND, SOURCES_COMMAND
 from bot.teams.reply import delivering
-from rag.links import unlink
 
 _CODE = re.compile(r"(`[^`\n]*`)")
 
 
 def inert(text: str) -> str:
     """Text Teams renders as written: outside inline code no link (Markdown, autolink) and no HTML tag."""
-    return "".join(part if _CODE.fullmatch(part) else unlink(part, frozenset()).replace("<", "‹").replace(">", "›")
+    return "".join(part if _CODE.fullmatch(part) else without_links(part).replace("<", "‹").replace(">", "›")
                    for part in _CODE.split(text))
 
 
@@ -36,8 +36,7 @@ SOURCES = re.compile(rf"\s*{SOURCES_COMMAND}\s*", re.IGNORECASE)
 SCOPE = re.compile(r"\s*scope(?:\s+(?P<argument>[^,\s?？]+|[^,?？]+(?:,[^,?？]*)+))?\s*", re.IGNORECASE | re.DOTALL)
 # The reply is posted in the conversation: in a channel everyone there reads it.
 SCOPE_STYLE = ScopeStyle(command=SCOPE_COMMAND, bold="**", person=lambda user: f"`{user}`", private_reply=False)
-NOT_ADMIN = ("Sorry, only knowledge-base admins can run `reindex`. Ask one of them if documents look out of "
-             "date.")
+NOT_ADMIN = not_admin("`reindex`")
 NOT_ADMIN_SOURCES = "Sorry, only knowledge-base admins can see the sources' syncs."
 PERSONAL_ONLY = "The sources table is for admins' eyes: send me `sources` in our personal chat."
 UNKNOWN_ELSEWHERE = ("There is no source of that name. Send me `sources` in our personal chat to see the "

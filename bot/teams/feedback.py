@@ -20,7 +20,7 @@ from microsoft_agents.hosting.core import TurnContext
 
 from bot.core.review import GONE, HELPED, VALUES, WRONG, SourceVoted, vote_on_source
 from bot.core.services import CoreServices
-from bot.core.votes import vote_on_answer
+from bot.core.votes import RECORDED, cited_locations, vote_on_answer
 from bot.teams.citations import CARD_FORMAT, cut
 from bot.teams.conversation import PLATFORM, user_of
 
@@ -119,19 +119,18 @@ async def on_fetch_task(services: CoreServices, context: TurnContext) -> None:
     if action is None:
         await _respond(context, 400)
         return
-    answer_id = await _answer_id(services, activity)
-    recorded = await asyncio.to_thread(services.feedback.answer, answer_id) if answer_id else None
-    if recorded is None:
+    locations = await cited_locations(services.feedback, await _answer_id(services, activity))
+    if locations is None:
         _log.warning("feedback form for a message with no recorded answer (%s)", activity.reply_to_id)
         await _respond(context, 200, _task(GONE))
         return
-    card = form_card([c.location for c in recorded.citations], action["reaction"] == "like")
+    card = form_card(locations, action["reaction"] == "like")
     await _respond(context, 200, _task(card))
 
 
 def confirmation(voted: dict[int, SourceVoted]) -> str:
     """What the sender reads once the form is sent."""
-    lines = ["✅ Thanks — your feedback is recorded."]
+    lines = [f"✅ {RECORDED}"]
     lines += [f"[{marker}] {outcome.sentence()}" for marker, outcome in sorted(voted.items())]
     return "\n\n".join(lines)
 

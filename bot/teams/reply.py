@@ -19,7 +19,7 @@ from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.core.answering import DeliveryError, slot_lent, unsupported_note
+from bot.core.answering import UNSUPPORTED, WARNING, DeliveryError, answer_notes, slot_lent
 from bot.core.memory import ConversationMemory
 from bot.teams.citations import cut, held_back, neutral
 from bot.teams.parts import Part, answer_parts
@@ -28,6 +28,7 @@ from rag.types import Answer
 _log = logging.getLogger(__name__)
 
 SEARCHING = "Searching the knowledge base…"
+NOTE_MARKS = {WARNING: "⚠️", UNSUPPORTED: "❔"}
 INFORMATIVE_LIMIT = 1000  # Teams' limit for an informative update
 # Teams sends each streamed update with the whole text so far: beyond this the rest waits for the final
 # messages (bot.teams.parts), which a message's 40 KB would otherwise refuse.
@@ -155,10 +156,7 @@ class TeamsReply:
 
     async def finish(self, answer: Answer, answer_id: str | None) -> None:
         text = neutral(answer.text)
-        notes = [f"⚠️ {n}" for n in answer.notices]
-        unsupported = unsupported_note(answer)
-        if unsupported:
-            notes.append(f"❔ {unsupported}")
+        notes = [f"{NOTE_MARKS[kind]} {note}" for kind, note in answer_notes(answer)]
         if notes:
             text += "\n\n" + "\n\n".join(f"_{n}_" for n in notes)
         first, *more = answer_parts(text, answer.citations)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment
 
+from bot.core.sources import SourceRow
 from bot.teams.citations import CARD_FORMAT
 from bot.teams.commands import inert
-from rag.sources.table import SourceRow
 
 CARD_VERSION = "1.5"
 

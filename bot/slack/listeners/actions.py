@@ -10,8 +10,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import GONE, source_to_show, vote_on_source
-from bot.core.votes import vote_on_answer
+from bot.core.review import GONE, cited_passage, source_to_show, vote_on_source
+from bot.core.votes import REASONS, RECORDED, UPDATED, give_reason, vote_on_answer
 from bot.slack.blocks import (
     COMMENT_ACTION,
     COMMENT_BLOCK,
@@ -30,13 +30,9 @@ from bot.slack.blocks import (
 )
 from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
-from rag.feedback import REASONS, CitedChunk
-from rag.types import Chunk
 
 _log = logging.getLogger(__name__)
 
-RECORDED = "Thanks — your feedback is recorded."
-UPDATED = "Thanks — your vote is updated."
 PICK_A_REASON = "Pick one of these — or close this window to keep just your vote."
 NOT_HERE = ("Sorry, I can't show that source here: it is not among the documents answers in this conversation "
             "may use.")
@@ -45,12 +41,6 @@ NOT_HERE = ("Sorry, I can't show that source here: it is not among the documents
 def _split(value: str) -> tuple[str, int]:
     answer_id, _, marker = value.partition(":")
     return answer_id, int(marker)
-
-
-def cited_chunk(cited: CitedChunk) -> Chunk:
-    """A cited passage as the source modal shows it (the text as it was cited, not as it is now)."""
-    return Chunk(cited.chunk_id, cited.file, cited.title, (), cited.text, 0, len(cited.text), None, None, "", "",
-                 cited.url)
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
@@ -87,9 +77,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if reason not in REASONS:
             await ack(response_action="errors", errors={REASON_BLOCK: PICK_A_REASON})
             return
-        try:
-            await asyncio.to_thread(store.set_reason, answer_id, user, reason, comment)
-        except KeyError:
+        if not await give_reason(store, answer_id, user, reason, comment):
             await ack(response_action="update", view=notice_modal("Thanks for the feedback", GONE))
             return
         await ack(response_action="update", view=reason_thanks(reason, (comment or "").strip() or None))
@@ -108,7 +96,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             return
         cited = shown.cited
         await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
-            cited_chunk(cited), cited.location, title=f"Source [{marker}]", vote_value=action["value"]))
+            cited_passage(cited), cited.location, title=f"Source [{marker}]", vote_value=action["value"]))
 
     @app.action(WRONG_SOURCE)
     @app.action(HELPFUL_SOURCE)

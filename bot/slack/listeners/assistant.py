@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import GREETING
 from bot.core.examples import example_questions
+from bot.core.services import Manifest
 from bot.slack.listeners.conversation import (
     answer_in_thread,
     ask_for_a_question,
@@ -23,7 +24,6 @@ from bot.slack.listeners.conversation import (
 )
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
-from rag.index.snapshot import Manifest
 
 _log = logging.getLogger(__name__)
 

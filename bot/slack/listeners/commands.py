@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.reindex import BUSY, ReindexOutcome, run_reindex
+from bot.core.reindex import BUSY, STARTED, ReindexOutcome, not_admin, run_reindex
 from bot.core.sources import SyncRequest, parse_request, starting_text
 from bot.slack.blocks import SLACK_STYLE, escape
 from bot.slack.places import private_scope, scope_in
@@ -18,9 +18,8 @@ from bot.slack.streaming import delivering
 
 _log = logging.getLogger(__name__)
 
-NOT_ADMIN = "Sorry, only knowledge-base admins can run `/reindex`. Ask one of them if documents look out of date."
+NOT_ADMIN = not_admin("`/reindex`")
 CHECKING = "Checking that you can run `/reindex`…"
-STARTED = "Reindexing the knowledge base… I'll post progress here."
 
 
 async def respond_safely(respond, text: str) -> None:

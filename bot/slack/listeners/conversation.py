@@ -7,7 +7,7 @@ import re
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answering import Question
+from bot.core.answering import ASK_FOR_A_QUESTION, Question
 from bot.core.dedup import Dedup
 from bot.slack.blocks import NO_INDEX
 from bot.slack.places import scope_in
@@ -19,7 +19,7 @@ QUESTION_TTL = 24 * 3600
 BOT_THREAD_TTL = 30 * 24 * 3600
 NOT_BOT_THREAD_TTL = 600
 BOT_THREAD, NOT_BOT_THREAD = b"1", b"0"
-EMPTY_QUESTION = "Ask me a question about the company's documents :wave:"
+EMPTY_QUESTION = f"{ASK_FOR_A_QUESTION} :wave:"
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 
 
@@ -33,7 +33,7 @@ def clean_question(text: str) -> str:
 
 async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
     """Slack sends `app_mention` and `message` for one mention: only the first handler answers."""
-    return await dedup.first(cache_key("question", channel, ts), QUESTION_TTL)
+    return await dedup.first_delivery("question", channel, ts, ttl=QUESTION_TTL)
 
 
 async def mark_bot_thread(dedup: Dedup, channel: str, thread_ts: str) -> None:

@@ -15,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import NOT_IN_REVIEW, admin_review, override, passage_for_admin
+from bot.core.review import NOT_IN_REVIEW, admin_review, cited_passage, override, passage_for_admin
 from bot.slack.blocks import cut, escape, source_modal
 from bot.slack.home import (
     CONFIRM_DEMOTION,
@@ -26,7 +26,6 @@ from bot.slack.home import (
     admin_home,
     user_home,
 )
-from bot.slack.listeners.actions import cited_chunk
 from bot.slack.listeners.commands import reindex_into
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
@@ -60,7 +59,7 @@ async def publish_home(services: SlackServices, client: AsyncWebClient, user: st
 
 def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
     review = admin_review(services, scope)
-    return AdminHome(services.index.manifest() if services.index is not None else None, review.items,
+    return AdminHome(services.manifest(), review.items,
                      running=services.reindexer.current, last=services.reindexer.last,
                      min_voters=review.min_voters, hidden=review.hidden,
                      sources=services.sources.rows() if services.sources is not None else None)
@@ -114,7 +113,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             return  # no votes, or not listed for this admin: a hand-made button value gets nothing
         cited = passage.cited
         await client.views_open(trigger_id=body["trigger_id"], view=source_modal(
-            cited_chunk(cited), cited.location, title="Flagged passage", note=_questions_note(passage.questions)))
+            cited_passage(cited), cited.location, title="Flagged passage", note=_questions_note(passage.questions)))
 
     @app.action(REINDEX_NOW)
     async def on_reindex_now(ack, body: dict, client: AsyncWebClient, context: dict) -> None:
