@@ -4,7 +4,8 @@ rewrite → retrieve → fuse → rerank → feedback reorder (rag.candidates) �
 or extract → cite. Each stage is a small component with typed inputs and outputs; this module only runs them.
 
 The threading rule: the synchronous stages of one answer run one after another in one worker thread of that
-answer's own (rag.answering.worker), and the text streams from there into the event loop; on the loop run
+answer's own (rag.answering.worker; the retriever may search its dense index beside BM25 in its own pool
+for it), and the text streams from there into the event loop; on the loop run
 only the model calls (rewrite, rerank, answer), which are asynchronous, and pure text handling (markers,
 links, the quotes' lines). Nothing on the event loop reads or writes Redis, SQLite, Milvus or the index
 snapshot (tests/rag/answering/test_threading.py holds this)."""

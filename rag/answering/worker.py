@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
+_numbers = itertools.count(1)  # thread names tell one answer's worker from another's in logs and tests
 
 
 class Worker:
@@ -18,7 +20,7 @@ class Worker:
     each other, nor behind whatever else uses the loop's default executor)."""
 
     def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="answer")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"answer-{next(_numbers)}")
 
     async def run(self, stage: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         context = contextvars.copy_context()  # as asyncio.to_thread: log lines keep the event they belong to
