@@ -43,3 +43,17 @@ def opened(finder: CandidateFinder, question: str, **fields) -> AnswerContext:
     ctx = AnswerContext(question, **fields)
     finder.open(ctx)
     return ctx
+
+
+def found(finder: CandidateFinder, question: str, **fields) -> AnswerContext:
+    """A question's context through the retrieval stages (no reranker): its candidates found."""
+    ctx = opened(finder, question, **fields)
+    ctx.candidates = finder.settle(ctx, finder.search(ctx))
+    return ctx
+
+
+def pooled(pipeline: AnswerPipeline, question: str, **fields) -> AnswerContext:
+    """... and the passages its answer is made from."""
+    ctx = found(pipeline.finder, question, **fields)
+    ctx.sources = pipeline.pool.run(ctx)
+    return ctx
