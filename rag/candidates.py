@@ -47,8 +47,8 @@ class CandidateFinder:
         self.fuse = Fuse(retriever.fusion.rrf_k, depth)
         self.rerank = Rerank(reranker)
         self.reorder = FeedbackReorder(adjuster, self.vectors)
-        self.found = CandidateCache(cache, ttl, (retriever.embedder.model_id, reranker.name if reranker else "none",
-                                                 self._settings()))
+        reranked_by = reranker.name if reranker else "none"
+        self.found = CandidateCache(cache, ttl, (retriever.embedder.model_id, reranked_by, self._settings()))
 
     def _settings(self) -> str:
         f = self.retriever.fusion

@@ -124,9 +124,10 @@ class AnswerPipeline:
             await worker.run(self.finder.open, ctx)
             ctx.rewritten = await self._rewritten(ctx, worker)
             ctx.candidates = await self.finder.candidates(ctx, worker)
-            refusal = await worker.run(self._judge, ctx)
+            await worker.run(self._judge, ctx)
             ctx.timings["before_answer_model"] = ms(ctx.began)
-            if refusal is not None:
+            if not ctx.decision.answer:
+                refusal = await worker.run(self._gate.refusal, ctx)
                 yield refusal.text
                 ctx.timings["total"] = ms(ctx.began)
                 yield self._refused(ctx, refusal)
@@ -146,7 +147,8 @@ class AnswerPipeline:
             text=checked.text, citations=checked.check.citations, refused=refused,
             mode="refused" if refused else mode, sources=ctx.sources, uncited=checked.check.uncited,
             sentences=[s.to_dict() for s in checked.check.sentences],
-            refusal_reason="the answer model found no answer in the sources" if refused else None, **self._told(ctx),
+            refusal_reason="the answer model found no answer in the sources" if refused else None,
+            **self._told(ctx),
         )
 
     async def _rewritten(self, ctx: AnswerContext, worker: Worker) -> str | None:
@@ -160,9 +162,8 @@ class AnswerPipeline:
                 await worker.run(self.rewrite.remember, ctx, lookup)
         return lookup.rewritten
 
-    def _judge(self, ctx: AnswerContext) -> Refusal | None:
-        """Pool, evidence and gate stages (and the quotes of an extractive answer); the refusal when the gate
-        refuses. In the worker."""
+    def _judge(self, ctx: AnswerContext) -> None:
+        """Pool, evidence and gate stages (and the quotes of an extractive answer). In the worker."""
         extractive = self.generate is None
         ctx.sources = self.pool.run(ctx)
         if self._gate.wants_evidence(ctx, extractive):
@@ -171,7 +172,6 @@ class AnswerPipeline:
         if extractive and ctx.decision.answer:
             ctx.quotes = self.extract.choose(ctx)
             ctx.decision = self.extract.confirm(ctx, ctx.decision)
-        return None if ctx.decision.answer else self._gate.refusal(ctx)
 
     async def _text(self, ctx: AnswerContext, worker: Worker) -> AsyncIterator[str]:
         """The generate stage's deltas; the extract stage's lines without a model, or when it failed before

@@ -19,7 +19,8 @@ class CandidateCache:
         self.settings = settings  # the models and search settings the candidates were found with
 
     def key(self, ctx: AnswerContext) -> str:
-        return cache_key("candidates", ctx.version, *self.settings, ctx.question, ctx.rewritten or "", ctx.scope.key)
+        return cache_key("candidates", ctx.version, *self.settings, ctx.question, ctx.rewritten or "",
+                         ctx.scope.key)
 
     def get(self, ctx: AnswerContext) -> Candidates | None:
         raw = self.cache.get("candidates", self.key(ctx))

@@ -18,25 +18,26 @@ class GatherEvidence:
     def run(self, ctx: AnswerContext) -> Evidence:
         """Blocking: the embedded model and its caches."""
         began = time.perf_counter()
-        evidence = gather_evidence(ctx.question, ctx.sources, ctx.idf, self._similarity(ctx), query=ctx.rewritten,
-                                   terms=self._term_similarity(ctx), joined=max(0, len(ctx.sources) - self.top_k))
+        evidence = gather_evidence(ctx.question, ctx.sources, ctx.idf, self.similarity(ctx.question, ctx.version),
+                                   query=ctx.rewritten, terms=self.term_similarity(ctx.version),
+                                   joined=max(0, len(ctx.sources) - self.top_k))
         ctx.took("evidence", began)
         return evidence
 
-    def _similarity(self, ctx: AnswerContext) -> Similarity:
+    def similarity(self, question: str, version: str) -> Similarity:
         """Cosine of sentences to the question, with the query vector of the answer's index version."""
 
         def score(sentences: list[str]) -> list[float]:
-            query = self.vectors.query(ctx.question, ctx.version)
+            query = self.vectors.query(question, version)
             return [float(v @ query) for v in self.vectors.passages(sentences)]
 
         return score
 
-    def _term_similarity(self, ctx: AnswerContext) -> TermSimilarity:
+    def term_similarity(self, version: str) -> TermSimilarity:
         """Cosine of each key term of a question (embedded as a query) to each of the texts."""
 
         def score(terms: list[str], texts: list[str]) -> list[list[float]]:
             vectors = self.vectors.passages(texts)
-            return [[float(v) for v in vectors @ self.vectors.query(t, ctx.version)] for t in terms]
+            return [[float(v) for v in vectors @ self.vectors.query(t, version)] for t in terms]
 
         return score

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from rag.answering.context import AnswerContext, Candidates, ms
+from rag.answering.context import AnswerContext, Candidates
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
 from rag.types import Hit

@@ -49,7 +49,8 @@ class Rewrite:
             return replace(lookup, settled=True, rewritten=await self.rewriter.rewrite(ctx.question, ctx.history))
         except ModelError as exc:
             _log.warning("query rewrite failed, searching with the question as asked: %s", exc)
-            ctx.failed("rewrite", exc.kind, "The query rewriter is unavailable; searched with the question as asked.")
+            ctx.failed("rewrite", exc.kind,
+                       "The query rewriter is unavailable; searched with the question as asked.")
             ctx.took("rewrite", lookup.began)
             return lookup
 
