@@ -64,8 +64,8 @@ def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
         top = found.hits[:top_n]
         began = time.perf_counter()
         evidence = gather_evidence(q.question, [h.chunk for h in top], snapshot.lexical.idf,
-                                   pipeline._similarity(q.question, snapshot.version),
-                                   terms=pipeline._term_similarity(snapshot.version))
+                                   pipeline.evidence.similarity(q.question, snapshot.version),
+                                   terms=pipeline.evidence.term_similarity(snapshot.version))
         took = (time.perf_counter() - began) * 1000
         dense, _, _ = best_dense(detect_language(q.question), top)
         rows.append({"id": q.id, "answerable": q.answerable, "dense": dense,

@@ -1,38 +1,26 @@
-"""Candidate passages for a question: retrieval with the original and the rewritten query, fused,
-then reranked — cached by index version, models and settings."""
+"""Candidate passages for a question: the retrieve, fuse, rerank and feedback reorder stages
+(rag.answering) over one index, models and caches — cached by index version, models and settings."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
-import time
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from cache import Cache, cache_key
-from rag.feedback import FeedbackAdjuster, reorder
-from rag.index.work_cache import WorkCache, text_key
-from rag.models.chat import ModelError
+from cache import Cache
+from rag.answering.candidate_cache import CandidateCache
+from rag.answering.context import AnswerContext, Candidates
+from rag.answering.fuse import Fuse
+from rag.answering.reorder import FeedbackReorder
+from rag.answering.rerank import Rerank
+from rag.answering.retrieve import Retrieve
+from rag.answering.vectors import Vectors
+from rag.answering.worker import Worker
+from rag.feedback import FeedbackAdjuster
+from rag.index.work_cache import WorkCache
 from rag.models.rerank import Reranker
-from rag.prompt import detect_language
-from rag.retrieval import Retriever, reciprocal_rank_fusion
-from rag.types import EVERYTHING, Hit, Scope
+from rag.retrieval import Retriever
+from rag.types import EVERYTHING, Scope
 
-_log = logging.getLogger(__name__)
-
-
-@dataclass
-class Candidates:
-    hits: list[Hit]  # best first
-    rerank_scores: list[float] | None  # aligned with hits when a reranker scored them
-    order: str  # "reranker:<model>" or "fused"
-    notices: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)  # "rerank:<kind>" when the reranker failed
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    cached: bool = False
-    demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
+__all__ = ["CandidateFinder", "Candidates"]
 
 
 class CandidateFinder:
@@ -53,9 +41,14 @@ class CandidateFinder:
         self.cache = cache
         self.reranker = reranker
         self.depth = depth
-        self.ttl = ttl
         self.adjuster = adjuster
-        self.work_cache = work_cache
+        self.vectors = Vectors(retriever.embedder, cache, ttl, work_cache)
+        self.retrieve = Retrieve(retriever, self.vectors, depth)
+        self.fuse = Fuse(retriever.fusion.rrf_k, depth)
+        self.rerank = Rerank(reranker)
+        self.reorder = FeedbackReorder(adjuster, self.vectors)
+        reranked_by = reranker.name if reranker else "none"
+        self.found = CandidateCache(cache, ttl, (retriever.embedder.model_id, reranked_by, self._settings()))
 
     def _settings(self) -> str:
         f = self.retriever.fusion
@@ -64,151 +57,38 @@ class CandidateFinder:
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:
-        found = await self._find(question, rewritten, version, scope)
-        return await asyncio.to_thread(self._apply_feedback, found, question, version, scope)
+        """The candidates for one question of index `version`, outside an answer (benchmarks, tools)."""
+        ctx = AnswerContext(question, scope=scope, rewritten=rewritten)
+        with Worker() as worker:
+            await worker.run(self.open, ctx)
+            ctx.version = version
+            return await self.candidates(ctx, worker)
 
-    def _apply_feedback(self, found: Candidates, question: str, version: str, scope: Scope) -> Candidates:
-        """Demote chunks voted down for similar questions (after the cache: votes take effect at once)."""
-        if self.adjuster is None or not found.hits:
-            return found
-        factors = self.adjuster.demotions(self.query_vector(question, version), detect_language(question), scope)
-        if not factors:
-            return found
-        keys = found.rerank_scores if found.rerank_scores is not None else [h.score for h in found.hits]
-        order, adjusted = reorder(keys, [h.chunk.id for h in found.hits], factors)
-        return Candidates(
-            hits=[found.hits[i] for i in order],
-            rerank_scores=[adjusted[i] for i in order] if found.rerank_scores is not None else None,
-            order=found.order, notices=found.notices, failures=found.failures, timings_ms=found.timings_ms,
-            cached=found.cached,
-            demoted=[h.chunk.id for h in found.hits if h.chunk.id in factors],
-        )
+    def open(self, ctx: AnswerContext) -> None:
+        """The index the answer reads from here on: loading a newly published one takes a moment (blocking)."""
+        snapshot = self.retriever.snapshot
+        ctx.snapshot, ctx.version, ctx.idf = snapshot, snapshot.version, snapshot.lexical.idf
 
-    async def _find(self, question: str, rewritten: str | None, version: str, scope: Scope) -> Candidates:
-        reranker = self.reranker.name if self.reranker else "none"
-        key = cache_key("candidates", version, self.retriever.embedder.model_id, reranker, self._settings(),
-                        question, rewritten or "", scope.key)
-        cached = await asyncio.to_thread(self.cache.get, "candidates", key)  # Redis: a network round trip
-        snapshot = await asyncio.to_thread(lambda: self.retriever.snapshot)
-        if cached is not None:
-            found = _decode(cached, snapshot.by_id)
-            if found is not None:
-                found.cached = True
-                return _within(found, scope)
-        began = time.perf_counter()
-        queries = [question] + ([rewritten] if rewritten else [])
-        vectors = await asyncio.to_thread(lambda: [self.query_vector(q, version) for q in queries])
-        embed_ms = (time.perf_counter() - began) * 1000
-        began = time.perf_counter()
-        lists = await asyncio.gather(*(
-            asyncio.to_thread(self.retriever.search, q, top_k=self.depth, query_vector=v, allowed=scope)
-            for q, v in zip(queries, vectors)
-        ))
-        hits = _fuse(lists, self.retriever.fusion.rrf_k)[: self.depth]
-        found = Candidates(hits, None, "fused")
-        found.timings_ms = {"embed": round(embed_ms, 2), "retrieve": round((time.perf_counter() - began) * 1000, 2)}
-        if self.reranker and hits:
-            began = time.perf_counter()
-            try:
-                scores = await self.reranker.scores(question, [h.chunk.indexed_text for h in hits])
-                order = sorted(range(len(hits)), key=lambda i: -scores[i])
-                found = Candidates([hits[i] for i in order], [scores[i] for i in order],
-                                   f"reranker:{self.reranker.name}", timings_ms=found.timings_ms)
-            except ModelError as exc:
-                _log.warning("reranker failed, keeping the fused order: %s", exc)
-                found.notices.append("The reranker is unavailable; results are in retrieval order.")
-                found.failures.append(f"rerank:{exc.kind}")
-            found.timings_ms["rerank"] = round((time.perf_counter() - began) * 1000, 2)
-        if not found.notices:
-            await asyncio.to_thread(self.cache.set, "candidates", key, _encode(found), self.ttl)
-        return found
+    async def candidates(self, ctx: AnswerContext, worker: Worker) -> Candidates:
+        """Retrieved and fused (or read from the cache), reranked, then reordered by feedback."""
+        found = await worker.run(self.search, ctx)
+        if not found.cached and self.rerank.wanted(found.hits):
+            found = await self.rerank.run(ctx, found.hits)
+        return await worker.run(self.settle, ctx, found)
+
+    def search(self, ctx: AnswerContext) -> Candidates:
+        """The cached candidates, else the fused hits of a fresh search (blocking)."""
+        return self.found.get(ctx) or Candidates(self.fuse.run(self.retrieve.run(ctx)))
+
+    def settle(self, ctx: AnswerContext, found: Candidates) -> Candidates:
+        """Fresh candidates remembered unless the reranker failed on them; then the feedback reorder (blocking)."""
+        failed = self.rerank.wanted(found.hits) and found.rerank_scores is None
+        if not found.cached and not failed:
+            self.found.put(ctx, found)
+        return self.reorder.run(ctx, found)
 
     def passage_vectors(self, texts: list[str]) -> np.ndarray:
-        """Passage-form vectors (e.g. of sentences to quote), cached per embedding model: in the answer
-        cache, and in the knowledge base's work cache when there is one (kept across restarts and
-        reindexing, like the passages' own vectors)."""
-        embedder = self.retriever.embedder
-        keys = [cache_key("passage-embedding", embedder.model_id, t) for t in texts]
-        found = {k: self.cache.get("passage-embedding", k) for k in keys}
-        missing = [t for t, k in zip(texts, keys) if found[k] is None]
-        if missing and self.work_cache is not None:
-            stored = self.work_cache.get_vectors(embedder.model_id, [text_key(t) for t in missing])
-            for text in missing:
-                vector = stored.get(text_key(text))
-                if vector is not None:
-                    key = cache_key("passage-embedding", embedder.model_id, text)
-                    found[key] = vector.tobytes()
-                    self.cache.set("passage-embedding", key, found[key], self.ttl)
-            missing = [t for t, k in zip(texts, keys) if found[k] is None]
-        if missing:
-            missing = list(dict.fromkeys(missing))
-            vectors = np.asarray(embedder.embed_passages(missing), dtype=np.float32)
-            for text, vector in zip(missing, vectors):
-                key = cache_key("passage-embedding", embedder.model_id, text)
-                found[key] = vector.tobytes()
-                self.cache.set("passage-embedding", key, found[key], self.ttl)
-            if self.work_cache is not None:
-                self.work_cache.put_vectors(embedder.model_id, [text_key(t) for t in missing], vectors)
-        return np.vstack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+        return self.vectors.passages(texts)
 
     def query_vector(self, text: str, version: str) -> np.ndarray:
-        embedder = self.retriever.embedder
-        key = cache_key("query-embedding", version, embedder.model_id, text)
-        cached = self.cache.get("query-embedding", key)
-        if cached is not None:
-            return np.frombuffer(cached, dtype=np.float32)
-        vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
-        self.cache.set("query-embedding", key, vector.tobytes(), self.ttl)
-        return vector
-
-
-def _fuse(lists: list[list[Hit]], k: int) -> list[Hit]:
-    """Fuse hit lists from several queries (original + rewritten) by reciprocal rank."""
-    if len(lists) == 1:
-        return lists[0]
-    first_seen: dict[str, Hit] = {}
-    position: dict[str, int] = {}
-    best_scores: dict[str, dict[str, float]] = {}
-    rankings: dict[str, list[tuple[int, float]]] = {}
-    for n, hits in enumerate(lists):
-        ranking = []
-        for hit in hits:
-            cid = hit.chunk.id
-            if cid not in position:
-                position[cid], first_seen[cid], best_scores[cid] = len(position), hit, {}
-            for name, value in hit.scores.items():  # the best raw score each retriever gave it
-                best_scores[cid][name] = max(best_scores[cid].get(name, value), value)
-            ranking.append((position[cid], hit.score))
-        rankings[f"query{n}"] = ranking
-    ids = list(position)
-    return [
-        Hit(first_seen[ids[row]].chunk, score, first_seen[ids[row]].ranks, best_scores[ids[row]])
-        for row, score, _, _ in reciprocal_rank_fusion(rankings, {}, k)
-    ]
-
-
-def _within(found: Candidates, scope: Scope) -> Candidates:
-    """Only the hits `scope` allows: cached hits are decoded against the live index, whose access lists may
-    have changed since they were found (a reindex between reading the version and reading the cache)."""
-    keep = [i for i, hit in enumerate(found.hits) if scope.allows(hit.chunk)]
-    if len(keep) < len(found.hits):
-        found.hits = [found.hits[i] for i in keep]
-        if found.rerank_scores is not None:
-            found.rerank_scores = [found.rerank_scores[i] for i in keep]
-    return found
-
-
-def _encode(found: Candidates) -> bytes:
-    rows = [[h.chunk.id, h.score, h.ranks, h.scores] for h in found.hits]
-    return json.dumps({"rows": rows, "rerank": found.rerank_scores, "order": found.order}).encode()
-
-
-def _decode(raw: bytes, by_id: dict) -> Candidates | None:
-    data = json.loads(raw)
-    hits = []
-    for chunk_id, score, ranks, scores in data["rows"]:
-        chunk = by_id.get(chunk_id)
-        if chunk is None:
-            return None  # written for another snapshot with the same version name: ignore
-        hits.append(Hit(chunk, score, ranks, scores))
-    return Candidates(hits, data["rerank"], data["order"])
+        return self.vectors.query(text, version)

@@ -1,37 +1,36 @@
-"""Question → cited answer: rewrite, retrieve, rerank, gate, stream the answer, check the citations."""
+"""Question → cited answer: the stages of rag.answering, run in order over one AnswerContext.
+
+rewrite → retrieve → fuse → rerank → feedback reorder (rag.candidates) → pool → evidence → gate → generate
+or extract → cite. Each stage is a small component with typed inputs and outputs; this module only runs them.
+
+The threading rule: the synchronous stages of one answer run one after another in one worker thread of that
+answer's own (rag.answering.worker; the retriever may search its dense index beside BM25 in its own pool
+for it), and the text streams from there into the event loop; on the loop run
+only the model calls (rewrite, rerank, answer), which are asynchronous, and pure text handling (markers,
+links, the quotes' lines). Nothing on the event loop reads or writes Redis, SQLite, Milvus or the index
+snapshot (tests/rag/answering/test_threading.py holds this)."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import numpy as np
-
-from cache import Cache, cache_key
+from cache import Cache
+from rag.answering.cite import Cite, CitedStream
+from rag.answering.context import AnswerContext, ms
+from rag.answering.evidence import GatherEvidence
+from rag.answering.extract import Extract
+from rag.answering.gate import Gate, Refusal
+from rag.answering.generate import UNAVAILABLE, Generate
+from rag.answering.pool import Pool
+from rag.answering.rewrite import Rewrite
+from rag.answering.worker import Worker
 from rag.candidates import CandidateFinder
-from rag.citations import NOT_IN_SOURCES, MarkerRewriter, finalize
-from rag.evidence import GENERAL_QUESTIONS, Evidence, gather_evidence
-from rag.extractive import choose_quotes, render_quotes
-from rag.gate import EvidenceGate, GateDecision
-from rag.pools import answer_passages
-from rag.links import LinkFilter, keep_cited, source_urls
-from rag.models.chat import ChatModel, ModelError
-from rag.prompt import REFUSALS, EvidenceNote, build_prompt, detect_language
-from rag.refusal import refusal_text, related_documents
+from rag.gate import EvidenceGate
+from rag.models.chat import ChatModel
+from rag.prompt import detect_language
 from rag.rewrite import QueryRewriter
-from rag.support import SupportScorer
-from rag.types import EVERYTHING, Answer, Chunk, Scope
-
-_log = logging.getLogger(__name__)
-
-INTERRUPTED = {
-    "zh": "（回答中断：答案模型出现问题，以上内容可能不完整。）",
-    "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
-}
-
+from rag.types import EVERYTHING, Answer, Scope
 
 TOO_LONG = {
     "zh": "问题太长了（{length} 个字符，上限 {limit}）。请把问题缩短到一两句话再问一次。",
@@ -82,6 +81,20 @@ class AnswerPipeline:
         self.rewriter = rewriter
         self.answerer = answerer
         self.config = config or PipelineConfig()
+        self.rewrite = Rewrite(rewriter, cache, self.config.rewrite_ttl) if rewriter is not None else None
+        self.pool = Pool(finder.vectors, self.config.top_k)
+        self.evidence = GatherEvidence(finder.vectors, self.config.top_k)
+        self.generate = Generate(answerer, self.config.max_answer_tokens) if answerer is not None else None
+        self.extract = Extract()
+        self.cite = Cite(finder.vectors)
+
+    @property
+    def gate(self) -> EvidenceGate:
+        return self._gate.gate
+
+    @gate.setter
+    def gate(self, gate: EvidenceGate) -> None:
+        self._gate = Gate(gate)
 
     @property
     def _fusion_name(self) -> str:
@@ -106,110 +119,94 @@ class AnswerPipeline:
             raise ValueError("question must not be empty")
         if len(question) > self.config.max_question_chars:
             raise QuestionTooLong(question, self.config.max_question_chars)
-        history = self._bounded(history)
-        began = time.perf_counter()
-        timings: dict[str, float] = {}
-        notices: list[str] = []
-        failures: list[str] = []  # "<role>:<kind>" of each model call that failed
-        # Loading a newly published snapshot takes a moment: never on the event loop.
-        snapshot = await asyncio.to_thread(lambda: self.finder.retriever.snapshot)
-        version, idf = snapshot.version, snapshot.lexical.idf
-
-        rewritten = await self._rewrite(question, history, version, timings, notices, failures)
-        found = await self.finder.find(question, rewritten, version, scope)
-        timings.update(found.timings_ms)
-        notices.extend(found.notices)
-        failures.extend(found.failures)
-        pooled = time.perf_counter()
-        sources = await asyncio.to_thread(self._sources, question, found.hits, snapshot)
-        timings["pool"] = _ms(pooled)
-        evidence = None
-        if sources and (self.answerer is None
-                        or self.gate.wants_evidence(rewritten or question, found.rerank_scores is not None, sources)):
-            evidence = await self._evidence(question, rewritten, sources, idf, version, timings)
-        gate_began = time.perf_counter()
-        decision = await asyncio.to_thread(self.gate.decide, rewritten or question, found.hits, idf,
-                                           found.rerank_scores, evidence)
-        timings["gate"] = _ms(gate_began)
-        quotes = None
-        if decision.answer and self.answerer is None:
-            quotes = choose_quotes(evidence) if evidence else []
-            if not quotes:
-                decision = GateDecision(False, "the passages hold no sentence to quote",
-                                        decision.signals)
-        timings["before_answer_model"] = _ms(began)
-        language = detect_language(question)
-        base = dict(question=question, rewritten_query=rewritten, gate=decision.signals, index_version=version,
-                    models=self.models, notices=notices, failures=failures, near_miss=list(decision.near_miss))
-
-        if not decision.answer:
-            related = related_documents(rewritten or question, found.hits, idf)
-            text = refusal_text(language, related)
-            yield text
-            timings["total"] = _ms(began)
-            yield Answer(text=text, citations=[], refused=True, mode="refused", sources=related,
-                         refusal_reason=decision.reason, timings_ms=timings, **base)
-            return
-
-        markers = MarkerRewriter(len(sources))
-        links = LinkFilter(source_urls(s.url for s in sources))  # links lead only to the sources' own URLs
-        parts: list[str] = []
-        mode = "generative" if self.answerer else "extractive"
-        deltas = self._generate(question, rewritten, sources, history, idf, quotes, evidence, version, timings,
-                                notices, failures, began, evidence_note(decision))
-        async for delta in deltas:
-            if delta is _FALLBACK:
-                mode = "extractive"
-                continue
-            out = markers.feed(links.feed(delta))
-            if out:
-                parts.append(out)
-                yield out
-        tail = markers.feed(links.flush()) + markers.flush()
-        if tail:
-            parts.append(tail)
-            yield tail
-        refusal = REFUSALS[language]
-        checked = time.perf_counter()
-        check = await asyncio.to_thread(
-            finalize, "".join(parts), sources, markers.order, refusal=refusal,
-            scorer=SupportScorer(idf, self._support_similarity(snapshot)),
-            check_sentences=mode == "generative",  # quotes cite themselves
-            unsupported_note=NOT_IN_SOURCES[detect_language("".join(parts))],
-        )
-        timings["citation_check"] = _ms(checked)
-        model_refused = refusal in check.text and not check.citations
-        timings["total"] = _ms(began)
-        text = keep_cited(check.text, (c.chunk.url for c in check.citations), (s.url for s in sources))
+        ctx = AnswerContext(question, self._bounded(history), scope)
+        with Worker() as worker:
+            await worker.run(self.finder.open, ctx)
+            ctx.rewritten = await self._rewritten(ctx, worker)
+            ctx.candidates = await self.finder.candidates(ctx, worker)
+            await worker.run(self._judge, ctx)
+            ctx.timings["before_answer_model"] = ms(ctx.began)
+            if not ctx.decision.answer:
+                refusal = await worker.run(self._gate.refusal, ctx)
+                yield refusal.text
+                ctx.timings["total"] = ms(ctx.began)
+                yield self._refused(ctx, refusal)
+                return
+            stream, mode = CitedStream(ctx.sources), "generative" if self.generate else "extractive"
+            async for delta in self._text(ctx, worker):
+                if delta is UNAVAILABLE:
+                    mode = "extractive"
+                elif out := stream.feed(delta):
+                    yield out
+            if tail := stream.flush():
+                yield tail
+            checked = await worker.run(self.cite.run, ctx, stream, mode == "generative")
+        ctx.timings["total"] = ms(ctx.began)
+        refused = checked.refused
         yield Answer(
-            text=text, citations=check.citations, refused=model_refused,
-            mode="refused" if model_refused else mode, sources=sources, uncited=check.uncited,
-            sentences=[s.to_dict() for s in check.sentences],
-            refusal_reason="the answer model found no answer in the sources" if model_refused else None,
-            timings_ms=timings, **base,
+            text=checked.text, citations=checked.check.citations, refused=refused,
+            mode="refused" if refused else mode, sources=ctx.sources, uncited=checked.check.uncited,
+            sentences=[s.to_dict() for s in checked.check.sentences],
+            refusal_reason="the answer model found no answer in the sources" if refused else None,
+            **self._told(ctx),
         )
 
-    def _sources(self, question: str, hits, snapshot) -> list[Chunk]:
-        """The top passages, joined by the other language's best when the candidates hold both (rag.pools)."""
-        language = detect_language(question)
+    async def _rewritten(self, ctx: AnswerContext, worker: Worker) -> str | None:
+        """The rewrite stage: the cache (in the worker), else the model (on the loop), then remembered."""
+        if self.rewrite is None:
+            return None
+        lookup = await worker.run(self.rewrite.lookup, ctx)
+        if not lookup.settled:
+            lookup = await self.rewrite.run(ctx, lookup)
+            if lookup.settled:
+                await worker.run(self.rewrite.remember, ctx, lookup)
+        return lookup.rewritten
 
-        def general():
-            return np.vstack([self.finder.query_vector(q, snapshot.version) for q in GENERAL_QUESTIONS[language]])
+    def _judge(self, ctx: AnswerContext) -> None:
+        """Pool, evidence and gate stages (and the quotes of an extractive answer). In the worker."""
+        extractive = self.generate is None
+        ctx.sources = self.pool.run(ctx)
+        if self._gate.wants_evidence(ctx, extractive):
+            ctx.evidence = self.evidence.run(ctx)
+        ctx.decision = self._gate.run(ctx)
+        if extractive and ctx.decision.answer:
+            ctx.quotes = self.extract.choose(ctx)
+            ctx.decision = self.extract.confirm(ctx, ctx.decision)
 
-        def vectors(chunks):
-            return np.vstack([snapshot.vector(c.id) for c in chunks])
+    async def _text(self, ctx: AnswerContext, worker: Worker) -> AsyncIterator[str]:
+        """The generate stage's deltas; the extract stage's lines without a model, or when it failed before
+        writing anything (then `UNAVAILABLE` first)."""
+        if self.generate is not None:
+            unavailable = False
+            async for delta in self.generate.run(ctx):
+                unavailable = delta is UNAVAILABLE
+                yield delta
+            if not unavailable:
+                return
+            await worker.run(self._quote, ctx)
+        if ctx.quotes:
+            ctx.timings["first_token"] = ms(ctx.began)
+        for line in self.extract.lines(ctx):
+            yield line
 
-        return answer_passages(language, hits, self.config.top_k, vectors, general)
+    def _quote(self, ctx: AnswerContext) -> None:
+        """The quotes that stand in for a failed answer model (the evidence first, if the gate did not need
+        it). In the worker."""
+        if ctx.evidence is None:
+            ctx.evidence = self.evidence.run(ctx)
+        ctx.quotes = self.extract.choose(ctx)
 
-    async def _evidence(self, question: str, rewritten: str | None, sources: list[Chunk], idf, version: str,
-                        timings: dict[str, float]) -> Evidence:
-        began = time.perf_counter()
-        evidence = await asyncio.to_thread(gather_evidence, question, sources, idf,
-                                           self._similarity(question, version), query=rewritten,
-                                           terms=self._term_similarity(version),
-                                           joined=max(0, len(sources) - self.config.top_k))
-        timings["evidence"] = _ms(began)
-        return evidence
+    def _refused(self, ctx: AnswerContext, refusal: Refusal) -> Answer:
+        return Answer(text=refusal.text, citations=[], refused=True, mode="refused", sources=refusal.related,
+                      refusal_reason=ctx.decision.reason if ctx.decision else None, **self._told(ctx))
+
+    def _told(self, ctx: AnswerContext) -> dict:
+        """What every Answer reports of how it was made."""
+        decision = ctx.decision
+        return dict(question=ctx.question, rewritten_query=ctx.rewritten, index_version=ctx.version,
+                    gate=decision.signals if decision else {}, models=self.models, timings_ms=ctx.timings,
+                    notices=ctx.notices, failures=ctx.failures,
+                    near_miss=list(decision.near_miss) if decision else [])
 
     def _bounded(self, history: list[tuple[str, str]] | None) -> list[tuple[str, str]]:
         """The most recent turns, each side cut to `history_chars`: a long thread cannot crowd out the sources."""
@@ -221,104 +218,3 @@ class AnswerPipeline:
             return text if len(text) <= limit else text[: limit - 1] + "…"
 
         return [(cut(q), cut(a)) for q, a in history[-self.config.history_turns :]]
-
-    async def _rewrite(self, question: str, history, version: str, timings: dict, notices: list[str],
-                       failures: list[str]) -> str | None:
-        if self.rewriter is None:
-            return None
-        began = time.perf_counter()
-        turns = "\x1e".join(f"{q}\x1f{a}" for q, a in (history or [])[-3:])
-        key = cache_key("rewrite", version, self.rewriter.name, question, turns)
-        cached = await asyncio.to_thread(self.cache.get, "rewrite", key)  # Redis: a network round trip
-        if cached is not None:
-            timings["rewrite"] = _ms(began)
-            return cached.decode() or None
-        try:
-            rewritten = await self.rewriter.rewrite(question, history)
-        except ModelError as exc:
-            _log.warning("query rewrite failed, searching with the question as asked: %s", exc)
-            failures.append(f"rewrite:{exc.kind}")
-            notices.append("The query rewriter is unavailable; searched with the question as asked.")
-            timings["rewrite"] = _ms(began)
-            return None
-        await asyncio.to_thread(self.cache.set, "rewrite", key, (rewritten or "").encode(), self.config.rewrite_ttl)
-        timings["rewrite"] = _ms(began)
-        return rewritten
-
-    async def _generate(self, question, rewritten, sources, history, idf, quotes, evidence, version, timings,
-                        notices, failures, began, note: EvidenceNote):
-        """Deltas from the answer model (told what the gate judged); on failure before any text, the
-        extractive answer instead."""
-        produced = False
-        if self.answerer is not None:
-            prompt = build_prompt(question, sources, history, note=note)
-            try:
-                async for delta in self.answerer.stream(prompt.messages, max_tokens=self.config.max_answer_tokens):
-                    if not produced:
-                        timings["first_token"] = _ms(began)
-                        produced = True
-                    yield delta
-                timings["generate"] = _ms(began) - timings.get("first_token", 0.0)
-                return
-            except ModelError as exc:
-                _log.warning("answer model failed: %s", exc)
-                failures.append(f"answer:{exc.kind}")
-                if produced:
-                    notices.append(f"The answer model failed mid-answer ({exc.kind}).")
-                    yield "\n\n" + INTERRUPTED[detect_language(question)]
-                    return
-                notices.append(f"The answer model is unavailable ({exc.kind}); showing quoted passages instead.")
-                yield _FALLBACK
-            evidence = evidence or await self._evidence(question, rewritten, sources, idf, version, timings)
-            quotes = choose_quotes(evidence)
-            if not quotes:
-                yield REFUSALS[detect_language(question)]
-                return
-        timings["first_token"] = _ms(began)
-        missing = evidence.missing if evidence is not None else ()
-        for line in render_quotes(question, quotes, sources, missing).splitlines(keepends=True):
-            yield line
-
-    def _similarity(self, question: str, version: str):
-        """Cosine similarity of sentences to the question, with the (cached) query vector of the question's
-        index version (not the live one: reading that may load a new index, and this runs on the event loop)."""
-
-        def score(sentences: list[str]) -> list[float]:
-            query = self.finder.query_vector(question, version)
-            return [float(v @ query) for v in self.finder.passage_vectors(sentences)]
-
-        return score
-
-    def _term_similarity(self, version: str):
-        """Cosine of each key term of a question (embedded as a query) to each of the texts."""
-
-        def score(terms: list[str], texts: list[str]) -> list[list[float]]:
-            vectors = self.finder.passage_vectors(texts)
-            return [[float(v) for v in vectors @ self.finder.query_vector(t, version)] for t in terms]
-
-        return score
-
-    def _support_similarity(self, snapshot):
-        """Cosine of an answer sentence to each passage's indexed vector (used across languages)."""
-
-        def score(sentence: str, passages: list[Chunk]) -> list[float]:
-            vector = self.finder.query_vector(sentence, snapshot.version)
-            return [float(snapshot.vector(p.id) @ vector) for p in passages]
-
-        return score
-
-
-class _Fallback(str):
-    pass
-
-
-_FALLBACK = _Fallback("")
-
-
-def evidence_note(decision: GateDecision) -> EvidenceNote:
-    """What the gate judged, for the answer model: weak when some key term of the question is in no passage."""
-    return EvidenceNote("weak" if decision.near_miss else "strong", tuple(decision.near_miss))
-
-
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 2)

@@ -1,0 +1,73 @@
+"""The one object an answer's stages read and write: what was asked, and what each stage found."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from rag.evidence import Evidence, Idf
+from rag.gate import GateDecision
+from rag.index.search_index import SearchIndex
+from rag.quotable import Unit
+from rag.types import EVERYTHING, Chunk, Hit, Scope
+
+
+@dataclass
+class Candidates:
+    """The passages that may answer a question, best first."""
+
+    hits: list[Hit]
+    rerank_scores: list[float] | None = None  # aligned with hits when a reranker scored them
+    order: str = "fused"  # "reranker:<model>" or "fused"
+    cached: bool = False  # read from the candidate cache, not searched afresh
+    demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
+
+
+@dataclass
+class AnswerContext:
+    """One question on its way to an answer. The inputs are set when it starts; each stage adds its output
+    (`rewritten` … `quotes`) and may record how long it took, a notice for the asker and a model failure."""
+
+    question: str
+    history: list[tuple[str, str]] = field(default_factory=list)
+    scope: Scope = EVERYTHING
+    snapshot: SearchIndex | None = None  # the index this answer reads, loaded once (off the event loop)
+    version: str = ""  # ... its version
+    idf: Idf | None = None  # ... its term weights
+    began: float = field(default_factory=time.perf_counter)
+    timings: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # degraded service the asker should know about
+    failures: list[str] = field(default_factory=list)  # "<role>:<kind>" of each model call that failed
+    rewritten: str | None = None
+    candidates: Candidates | None = None
+    sources: list[Chunk] = field(default_factory=list)  # the passages the answer is made from
+    evidence: Evidence | None = None
+    decision: GateDecision | None = None
+    quotes: list[list[Unit]] | None = None  # the excerpts an extractive answer quotes
+
+    @property
+    def index(self) -> SearchIndex:
+        if self.snapshot is None:
+            raise RuntimeError("the answer's index is not loaded yet")
+        return self.snapshot
+
+    @property
+    def query(self) -> str:
+        """What retrieval and the gate read: the rewrite when there is one, else the question."""
+        return self.rewritten or self.question
+
+    @property
+    def hits(self) -> list[Hit]:
+        return self.candidates.hits if self.candidates is not None else []
+
+    def took(self, stage: str, since: float) -> None:
+        """Record a stage's time in milliseconds, as `Answer.timings_ms` reports it."""
+        self.timings[stage] = ms(since)
+
+    def failed(self, role: str, kind: str, notice: str) -> None:
+        self.failures.append(f"{role}:{kind}")
+        self.notices.append(notice)
+
+
+def ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

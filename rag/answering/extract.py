@@ -1,0 +1,30 @@
+"""Extract stage: the answer as quoted, cited sentences of the passages (rag.extractive), when no answer
+model is configured or it failed before writing anything."""
+
+from __future__ import annotations
+
+from rag.answering.context import AnswerContext
+from rag.extractive import choose_quotes, render_quotes
+from rag.gate import GateDecision
+from rag.prompt import REFUSALS, detect_language
+from rag.quotable import Unit
+
+
+class Extract:
+    def choose(self, ctx: AnswerContext) -> list[list[Unit]]:
+        """The excerpts to quote, best first; none when the evidence holds no sentence to quote."""
+        return choose_quotes(ctx.evidence) if ctx.evidence is not None else []
+
+    def confirm(self, ctx: AnswerContext, decision: GateDecision) -> GateDecision:
+        """The gate's decision, turned into a refusal when an extractive answer would quote nothing."""
+        if decision.answer and not ctx.quotes:
+            return GateDecision(False, "the passages hold no sentence to quote", decision.signals)
+        return decision
+
+    def lines(self, ctx: AnswerContext) -> list[str]:
+        """The answer's text, a line each (the refusal when there is nothing to quote)."""
+        if not ctx.quotes:
+            return [REFUSALS[detect_language(ctx.question)]]
+        missing = ctx.evidence.missing if ctx.evidence is not None else ()
+        return render_quotes(ctx.question, ctx.quotes, ctx.sources, missing).splitlines(keepends=True)
+

@@ -1,0 +1,37 @@
+"""Pool stage: the passages the answer is made from — the top ones, joined by the other language's best
+when the candidates hold both (rag.pools)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rag.answering.context import AnswerContext
+from rag.answering.vectors import Vectors
+from rag.evidence import GENERAL_QUESTIONS
+from rag.pools import answer_passages
+from rag.prompt import detect_language
+from rag.types import Chunk
+
+
+class Pool:
+    def __init__(self, vectors: Vectors, top_k: int) -> None:
+        self.vectors = vectors
+        self.top_k = top_k
+
+    def run(self, ctx: AnswerContext) -> list[Chunk]:
+        """Blocking: the index's vectors, and the embedded model for topic-free questions (cached)."""
+        began = time.perf_counter()
+        language = detect_language(ctx.question)
+        index = ctx.index
+
+        def general() -> np.ndarray:
+            return np.vstack([self.vectors.query(q, ctx.version) for q in GENERAL_QUESTIONS[language]])
+
+        def vectors(chunks) -> np.ndarray:
+            return np.vstack([index.vector(c.id) for c in chunks])
+
+        sources = answer_passages(language, ctx.hits, self.top_k, vectors, general)
+        ctx.took("pool", began)
+        return sources

@@ -1,0 +1,37 @@
+"""Rerank stage: the fused hits ordered by the reranker's relevance score (a model call, on the event loop)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from rag.answering.context import AnswerContext, Candidates
+from rag.models.chat import ModelError
+from rag.models.rerank import Reranker
+from rag.types import Hit
+
+_log = logging.getLogger(__name__)
+
+
+class Rerank:
+    def __init__(self, reranker: Reranker | None) -> None:
+        self.reranker = reranker
+
+    def wanted(self, hits: list[Hit]) -> bool:
+        return self.reranker is not None and bool(hits)
+
+    async def run(self, ctx: AnswerContext, hits: list[Hit]) -> Candidates:
+        """`hits` by the reranker's scores, best first; in their fused order (and a notice) when it fails."""
+        if self.reranker is None or not hits:
+            return Candidates(hits)
+        began = time.perf_counter()
+        try:
+            scores = await self.reranker.scores(ctx.question, [h.chunk.indexed_text for h in hits])
+        except ModelError as exc:
+            _log.warning("reranker failed, keeping the fused order: %s", exc)
+            ctx.failed("rerank", exc.kind, "The reranker is unavailable; results are in retrieval order.")
+            return Candidates(hits)
+        finally:
+            ctx.took("rerank", began)
+        order = sorted(range(len(hits)), key=lambda i: -scores[i])
+        return Candidates([hits[i] for i in order], [scores[i] for i in order], f"reranker:{self.reranker.name}")

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from rag.types import Scope
+from tests.rag.answering.conftest import opened
+
+
+def test_each_query_finds_its_own_list_within_the_scope(handbook):
+    finder = handbook.finder()
+    ctx = opened(finder, "How long must a password be?", rewritten="minimum password length")
+    question, rewrite = finder.retrieve.run(ctx)
+    assert "14 characters" in question[0].chunk.text and "14 characters" in rewrite[0].chunk.text
+    assert len(question) <= finder.depth and {"embed", "retrieve"} <= set(ctx.timings)
+    elsewhere = opened(finder, "How long must a password be?", scope=Scope(frozenset({"another-team"})))
+    assert finder.retrieve.run(elsewhere) == [[]], "no passage outside the scope is searched"
