@@ -31,8 +31,10 @@ def slack():
 @pytest.fixture
 def bot(handbook_index, slack, tmp_path):
     data_dir, index_dir = handbook_index
+    # Votes and /scope changes of its own: a test that changes a channel's scope changes it for itself only.
     running = start_bot(data_dir, index_dir, slack.base_url, gate_threshold=0.85,
-                        feedback_db=tmp_path / "feedback.sqlite3")
+                        feedback_db=tmp_path / "feedback.sqlite3",
+                        chat_settings={"AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3")})
     yield running
     running.stop()
 

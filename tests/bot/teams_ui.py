@@ -64,7 +64,8 @@ def start_teams_bot(handbook_index, tmp_path, *, anonymous: bool = True, connect
     registration = {} if anonymous else {"client_id": "bot-app-id", "client_secret": "s", "tenant_id": TENANT}
     teams = TeamsSettings(_env_file=None, anonymous_allowed=anonymous, admin_ids=ADMIN, **registration)
     return start_bot(data_dir, index_dir, None, teams=teams, teams_connections=connections,
-                     **{"gate_threshold": 0.85, "feedback_db": tmp_path / "feedback.sqlite3", **settings})
+                     **{"gate_threshold": 0.85, "feedback_db": tmp_path / "feedback.sqlite3",
+                        "chat_settings": {"AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3")}, **settings})
 
 
 def answer_of(bot: RunningBot, conversation: str, message_id: str):

@@ -40,6 +40,7 @@ TOKEN = "ghp-serve-test-token-5d1e"
 
 def run(slack, tmp_path, shared_data_dir, sources):
     return start_bot(shared_data_dir, tmp_path / "index", slack.base_url, sources_file=sources,
+                     chat_settings={"AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3")},
                      feedback_db=tmp_path / "feedback.sqlite3")
 
 

@@ -34,7 +34,8 @@ _chats = itertools.count(1)
 def start(tmp_path, shared_data_dir, sources):
     teams = TeamsSettings(_env_file=None, anonymous_allowed=True, admin_ids=ADMIN)
     return start_bot(shared_data_dir, tmp_path / "index", None, teams=teams, sources_file=sources,
-                     feedback_db=tmp_path / "feedback.sqlite3")
+                     feedback_db=tmp_path / "feedback.sqlite3",
+                     chat_settings={"AIE_SCOPES_DB": str(tmp_path / "scopes.sqlite3")})
 
 
 def reply_to(bot, connector, text: str, conversation: str, user: str):
