@@ -16,7 +16,7 @@ from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import TEAM, start_bot, wait_for
 from tests.bot.slack_ui import open_home, published
-from tests.bot.test_bot import CHANNEL, answer_text, block_texts, mention
+from tests.bot.slack.test_bot import CHANNEL, answer_text, block_texts, mention
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.slack_api import SECTION_TEXT_LIMIT, SlackApiServer

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import start_bot, wait_for
-from tests.bot.test_bot import final_answers, mention
+from tests.bot.slack.test_bot import final_answers, mention
 from tests.conftest import HANDBOOK, build
 from tests.processes import free_port
 

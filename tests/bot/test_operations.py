@@ -15,7 +15,7 @@ from bot.slack.app import create_app
 from bot.slack.config import SlackSettings
 from bot.slack.services import SlackServices
 from tests.bot.harness import start_bot, wait_for
-from tests.bot.test_bot import final_answers, mention
+from tests.bot.slack.test_bot import final_answers, mention
 from tests.fakes.slack_api import SlackApiServer
 
 

@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from tests.bot.harness import start_bot, wait_for
-from tests.bot.test_bot import final_answers, mention
+from tests.bot.slack.test_bot import final_answers, mention
 from tests.processes import RedisProcess, free_port
 
 

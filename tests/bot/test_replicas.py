@@ -21,7 +21,7 @@ from rag.config import Settings
 from rag.index.coordination import RedisIndexLock
 from tests.bot.harness import wait_for
 from tests.bot.replicas import Replica, replica_env
-from tests.bot.test_bot import answer_text, final_answers, mention
+from tests.bot.slack.test_bot import answer_text, final_answers, mention
 from tests.conftest import HANDBOOK, build
 from tests.processes import MilvusLiteServer
 

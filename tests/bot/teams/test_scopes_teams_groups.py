@@ -11,7 +11,7 @@ import pytest
 from bot.teams.config import TeamsSettings
 from tests.bot.scoped import SALARY, TEAMS_LEADS, scoped_index, start_scoped_bot  # noqa: F401 - the fixture
 from tests.bot.teams_ui import ADMIN, MEMBER
-from tests.bot.test_scopes_teams import HR_CHANNEL, PAY, ask
+from tests.bot.teams.test_scopes_teams import HR_CHANNEL, PAY, ask
 from tests.fakes.graph import TOKEN, FakeGraph
 
 LEAD = "aad0000e-0000-4000-8000-00000000ead1"  # in TEAMS_LEADS, through a nested group

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.bot.harness import BOT_USER, TEAM, start_bot, wait_for
-from tests.bot.test_bot import CHANNEL, answer_text, final_answers, mention
+from tests.bot.slack.test_bot import CHANNEL, answer_text, final_answers, mention
 from tests.conftest import HANDBOOK
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.slack_api import SlackApiServer

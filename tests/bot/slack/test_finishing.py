@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from tests.bot.harness import start_bot, wait_for
-from tests.bot.test_bot import CHANNEL, answer_text, final_answers, mention
+from tests.bot.slack.test_bot import CHANNEL, answer_text, final_answers, mention
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.slack_api import SlackApiServer
 
