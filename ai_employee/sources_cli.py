@@ -123,12 +123,11 @@ def sources_check(
 ) -> None:
     """Reach and authenticate each source and count its documents; changes nothing. Exits 1 on a failure."""
     from rag.sources.state import StateStore
-    from rag.sources.sync import SourceSync, UnknownSource
+    from rag.sources.sync import UnknownSource, check_sources
 
     kb = _kb()
-    sync = SourceSync(kb.sources, StateStore(kb.sources_dir), build=None, lock=None, manifest=lambda: None)
     try:
-        results = sync.check(names)
+        results = check_sources(kb.sources, StateStore(kb.sources_dir), names)
     except UnknownSource as exc:
         fail(str(exc), code=2)
     if as_json:

@@ -5,6 +5,7 @@ each surface parses its own command into words and renders the texts and rows it
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 from bot.core.reindex import REPORT_CHARS, TextStyle, Visible, code_span, report_text
 from rag.index.builder import IndexReport, MassDeleteRefused
 from rag.sources.state import StateStore
-from rag.sources.sync import SourceOutcome, SourceSync, Spec, SyncReport
+from rag.sources.sync import SourceOutcome, Spec, SyncReport, due_sources
 from rag.sources.table import SourceRow, source_rows
 
 ALLOW_MASS_DELETE = "allow-mass-delete"  # the word after the chat command that lets a sync remove most of a source
@@ -140,7 +141,7 @@ class SourceDesk:
 
     def due(self) -> list[str]:
         """The sources the schedule should sync now."""
-        return SourceSync(list(self.specs.values()), self.states, build=None, lock=None, manifest=lambda: None).due()
+        return due_sources(list(self.specs.values()), self.states, time.time())
 
     def watched(self) -> dict[Path, str]:
         """Each watched folder and its source's name."""

@@ -71,6 +71,7 @@ class SourceRoot:
     documents: Mapping[str, DocumentMeta] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     reuse: bool = False
+    url_template: str | None = None  # a folder source's footnote link ({path}, {page}) for every document
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,7 @@ class IndexBuilder:
         chunks = [c for r in results for c in r.chunks]
         prev_files = set(prev_manifest.files) if prev_manifest else set()
         report.removed = sorted(prev_files - {r.source.rel for r in results})
-        declared_sources = _declared(declared, prev_manifest)
+        declared_sources = _declared(declared)
         if declared is not None and not allow_mass_delete:
             _refuse_mass_delete(report.removed, prev_manifest)
         if prev_manifest is not None and declared is None:
@@ -517,11 +518,10 @@ def _match_refiled(report: IndexReport, results: list[_FileResult], prev_manifes
 
 def _apply_source(doc, source: SourceFile) -> None:
     """What the source says of a document wins over what its file says; its collection is the source's."""
-    doc.collection = source.collection
     meta = source.meta
+    doc.collection = (meta.collection if meta else None) or source.collection
     if meta is None:
         return
-    doc.collection = meta.collection or source.collection
     if meta.url and meta.link != "template":  # a template is filled per passage
         doc.url = meta.url
     if meta.title and meta.title != doc.title:  # the heading the file opened with is not a section of it
@@ -569,15 +569,16 @@ def _discover_sources(
             passed[prefix] = f"the folder of source {root.name} is missing; nothing of it is indexed"
             continue
         files, skipped = discover([root.path], list(root.exclude))
+        linked = DocumentMeta(url=root.url_template, link="template") if root.url_template else None
         for file in files:
-            meta = root.documents.get(file.rel)
+            meta = root.documents.get(file.rel, linked)
             found.append(SourceFile(file.path, prefix + file.rel, root.name, root.collection, meta))
         passed.update({prefix + name: why for name, why in skipped.items()})
     return found, passed, carried
 
 
-def _declared(declared: list[SourceRoot] | None, prev_manifest: Manifest | None) -> dict[str, dict[str, str]]:
-    """The manifest's record of the declared sources (kept from the live index for a plain `index` run)."""
+def _declared(declared: list[SourceRoot] | None) -> dict[str, dict[str, str]]:
+    """The manifest's record of the declared sources ({} for a plain `index` run)."""
     if declared is None:
         return {}
     return {root.name: {"type": root.type, "collection": root.collection, "root": str(root.path)} for root in declared}

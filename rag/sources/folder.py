@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.index.discovery import discover
-from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
+from rag.sources.base import CheckReport, Fetched, Progress, SourceError
 from rag.sources.config import FolderSource
 
 
@@ -25,12 +25,8 @@ class FolderConnector:
         return root.resolve()
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
-        root = self._root()
-        documents: dict[str, DocumentMeta] = {}
-        if self.spec.url:  # each file's link: the template, filled per passage with its path and page
-            files, _ = discover([root], list(self.spec.exclude))
-            documents = {f.rel: DocumentMeta(url=self.spec.url, link="template") for f in files}
-        return Fetched(root=root, documents=documents)
+        """The folder itself: the indexer reads it where it lies (its `url` template links every file)."""
+        return Fetched(root=self._root())
 
     def check(self) -> CheckReport:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,24 +95,17 @@ class SourceSync:
         self._clock = clock
         self._readers = readers
 
-    def chosen(self, names: Iterable[str] | None) -> list[Spec]:
-        names = list(names or [])
-        unknown = [n for n in names if n not in self.specs]
-        if unknown:
-            raise UnknownSource(f"no source named {', '.join(unknown)}; the sources are: {', '.join(self.specs) or 'none'}")
-        return [self.specs[n] for n in names] if names else list(self.specs.values())
-
     def sync(self, names: Iterable[str] | None = None, *, allow_mass_delete: bool = False, by: str = "",
              progress: Callable[[IndexProgress], None] | None = None) -> SyncReport:
-        chosen = self.chosen(names)
+        picked = chosen(self.specs, names)
         progress = progress or (lambda _: None)
         report = SyncReport()
         with self._lock() as held:
             states = {name: self.states.load(name) for name in self.specs}
-            for i, spec in enumerate(chosen):
-                progress(IndexProgress("fetch", i, len(chosen), spec.name))
+            for i, spec in enumerate(picked):
+                progress(IndexProgress("fetch", i, len(picked), spec.name))
                 report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
-            progress(IndexProgress("fetch", len(chosen), len(chosen)))
+            progress(IndexProgress("fetch", len(picked), len(picked)))
             fetched = {name for name, outcome in report.sources.items() if outcome.ok}
             if fetched:
                 report.index = self._publish(states, fetched, report, allow_mass_delete, held, progress)
@@ -163,8 +156,10 @@ class SourceSync:
             state = states[name]
             if not state.root:
                 continue  # never fetched: nothing of it to index yet
+            folder = isinstance(spec, FolderSource)
             roots.append(SourceRoot(name, Path(state.root), spec.collection, spec.type, state.metadata(),
-                                    tuple(getattr(spec, "exclude", ())), reuse=name not in fresh))
+                                    tuple(spec.exclude) if folder else (), reuse=name not in fresh,
+                                    url_template=spec.url if folder else None))
         return roots
 
     def _publish(self, states: dict[str, SourceState], fresh: set[str], report: SyncReport,
@@ -209,25 +204,36 @@ class SourceSync:
                 status.documents = counts.get(name, 0)
             self.states.save(name, states[name])
 
-    def check(self, names: Iterable[str] | None = None) -> dict[str, CheckReport]:
-        """Reach and authenticate each source and count its documents; nothing is changed."""
-        results = {}
-        for spec in self.chosen(names):
-            try:
-                results[spec.name] = self._connector(spec, self.states.workdir(spec.name)).check()
-            except SourceError as exc:
-                results[spec.name] = CheckReport(False, detail=str(exc))
-            except Exception:  # noqa: BLE001
-                _log.exception("checking source %s failed", spec.name)
-                results[spec.name] = CheckReport(False, detail=UNEXPECTED)
-        return results
 
-    def due(self, now: float | None = None) -> list[str]:
-        """The sources the schedule should sync now."""
-        now = self._clock() if now is None else now
-        due = []
-        for name, spec in self.specs.items():
-            at = self.states.load(name).status.next_run(spec.every)
-            if at is not None and at <= now:
-                due.append(name)
-        return due
+def chosen(specs: Mapping[str, Spec], names: Iterable[str] | None) -> list[Spec]:
+    """The declared sources `names` names (every one when none); UnknownSource names what is not declared."""
+    names = list(names or [])
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise UnknownSource(f"no source named {', '.join(unknown)}; the sources are: {', '.join(specs) or 'none'}")
+    return [specs[n] for n in names] if names else list(specs.values())
+
+
+def check_sources(specs: list[Spec], states: StateStore, names: Iterable[str] | None = None,
+                  connector: Callable[[Spec, Path], Connector] = make_connector) -> dict[str, CheckReport]:
+    """Reach and authenticate each named source and count its documents; nothing is changed."""
+    results = {}
+    for spec in chosen({spec.name: spec for spec in specs}, names):
+        try:
+            results[spec.name] = connector(spec, states.workdir(spec.name)).check()
+        except SourceError as exc:
+            results[spec.name] = CheckReport(False, detail=str(exc))
+        except Exception:  # noqa: BLE001
+            _log.exception("checking source %s failed", spec.name)
+            results[spec.name] = CheckReport(False, detail=UNEXPECTED)
+    return results
+
+
+def due_sources(specs: list[Spec], states: StateStore, now: float) -> list[str]:
+    """The sources the schedule should sync at `now`."""
+    due = []
+    for spec in specs:
+        at = states.load(spec.name).status.next_run(spec.every)
+        if at is not None and at <= now:
+            due.append(spec.name)
+    return due
