@@ -124,6 +124,15 @@ def start_bot(data_dir: Path, index_dir: Path, slack_url: str | None, slack_sett
     return RunningBot(f"http://127.0.0.1:{box['port']}", bot.services, kb, loop, thread, box["runner"])
 
 
+def one_page_index(tmp_path: Path, data_dir: Path) -> Path:
+    """An index (tmp_path/index) of one page in tmp_path/docs: the folder, for a test to add files to."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "start.md").write_text("# Start\n\nThe office opens at eight.\n", encoding="utf-8")
+    KnowledgeBase(Settings(data_dir=data_dir, _env_file=None), tmp_path / "index").refresh([docs])
+    return docs
+
+
 def wait_for(condition, timeout: float = 120.0, interval: float = 0.1):
     deadline = time.time() + timeout
     while time.time() < deadline:

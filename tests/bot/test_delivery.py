@@ -14,7 +14,7 @@ import pytest
 
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
-from tests.bot.harness import TEAM, start_bot, wait_for
+from tests.bot.harness import TEAM, one_page_index, start_bot, wait_for
 from tests.bot.slack_ui import open_home, published
 from tests.bot.slack.test_bot import CHANNEL, answer_text, block_texts, mention
 from tests.conftest import build
@@ -209,10 +209,7 @@ EVIL = "a` <!channel> <mailto:x|Open> `.md"
 
 def test_a_reindex_report_names_files_inertly_and_fits_slack_in_the_channel_and_the_home_tab(slack, tmp_path,
                                                                                              shared_data_dir):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "start.md").write_text("# Start\n\nThe office opens at eight.\n", encoding="utf-8")
-    KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])
+    docs = one_page_index(tmp_path, shared_data_dir)
     (docs / EVIL).write_text("# Evil\n\nNothing to see here, just a name.\n", encoding="utf-8")
     folder = docs / f"archive-{'y' * 150}"
     folder.mkdir()

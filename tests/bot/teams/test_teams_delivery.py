@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ai_employee.wiring import KnowledgeBase
-from rag.config import Settings
-from tests.bot.harness import wait_for
+from tests.bot.harness import one_page_index, wait_for
 from tests.bot.teams_ui import ADMIN, activity, answer_of, post, start_teams_bot
 from tests.fakes.bot_connector import MESSAGE_BYTES
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -50,10 +48,7 @@ def test_a_long_teams_answer_arrives_whole_in_several_messages_with_their_citati
 
 def test_a_teams_reindex_report_shows_a_file_name_as_code_it_cannot_break_out_of(tmp_path, connector,
                                                                                shared_data_dir):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "start.md").write_text("# Start\n\nThe office opens at eight.\n", encoding="utf-8")
-    KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])
+    docs = one_page_index(tmp_path, shared_data_dir)
     (docs / "a` [Open](https:⁄⁄evil.example) **bold** `.md").write_text("# Evil\n\nJust a name.\n", encoding="utf-8")
     bot = start_teams_bot((shared_data_dir, tmp_path / "index"), tmp_path)
     try:
