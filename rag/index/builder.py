@@ -212,8 +212,11 @@ class IndexBuilder:
             for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
                 result.tokens = self._tokens(result.chunks)
         began = time.perf_counter()
-        git_dates = commit_dates(roots or [s.path for s in declared or () if s.path.exists()],
-                                 (s.path for s in sources))
+        # A document its source dates (a git source's last commit, a page's version date) needs no git log.
+        undated = [s for s in sources if not (s.meta and s.meta.date)]
+        read = {s.source for s in undated}
+        git_dates = commit_dates(roots or [r.path for r in declared or () if r.name in read],
+                                 (s.path for s in undated))
         timings["git_dates"] = time.perf_counter() - began
         report = IndexReport(
             version="",
