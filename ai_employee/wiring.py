@@ -306,6 +306,7 @@ def _endpoint(base_url: str | None, model: str | None, api_key: SecretStr | None
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
+    from rag import bilingual
     from rag.candidates import CandidateFinder
     from rag.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
@@ -314,6 +315,8 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from rag.rewrite import QueryRewriter
 
     s = kb.settings
+    bilingual.keep_in(s.data_dir)
+    bilingual.warm_up_in_background()  # read while the index and the embedded model load
     cache = make_cache(_secret(s.redis_url))
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
     reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 
+from rag.bilingual import senses, translations
 from rag.lexical import tokenize, words
 from rag.prompt import detect_language, passage_language
 from rag.quotable import Unit, quotable_units
@@ -42,6 +43,10 @@ RELATED_TERM = 0.82
 # notes on 11.7 % of answerable questions without this bound, 0.8 % with it). On the scale of the
 # question's language (set on English's; rag.scales).
 NEAR_MISS_BELOW = 0.84
+# ... and of the share of the question's words an other-language unit holds translated (rag.bilingual):
+# across languages the model's cosines sit close together, and the dictionary is exact where it knows a
+# word (squad2-zh answers holding the gold .684 -> .789 at 0.05; 0.03: .763, 0.1: .763, 0.2: .658).
+TRANSLATED_WEIGHT = 0.05
 BUDGET = 16  # units scored by meaning per question (their vectors are cached)
 JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.pools), in reading order
 # Across languages some units are close to every question in the asker's language (an English sentence
@@ -79,6 +84,7 @@ class ScoredUnit:
     cosine: float = 0.0  # on the question language's scale (rag.scales), so units of both languages compare
     raw: float = 0.0  # as the model measured it
     score: float = 0.0
+    translated: float = 0.0  # in another language than the question: share of the question's words it holds translated
 
 
 @dataclass
@@ -120,6 +126,9 @@ def gather_evidence(
     for n, chunk in enumerate(sources):
         units.extend(quotable_units(chunk, n, len(units)))
 
+    across = any(p != language for p in languages)  # then the question's words are translated for them
+    groups = _translated_groups(question, language, idf) if across else []
+    translated_total = sum(max(g.values(), default=0.0) for g in groups) or 1.0
     seen: set[str] = set()
     candidates: list[ScoredUnit] = []
     for unit in units:
@@ -130,7 +139,11 @@ def gather_evidence(
         unit_words = set(tokenize(unit.matched_text))
         mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * unit.source)
-        candidates.append(ScoredUnit(unit, mass * prior, mass / total))
+        scored = ScoredUnit(unit, mass * prior, mass / total)
+        if groups and languages[unit.source] != language:
+            found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
+            scored.translated = prior * found / translated_total
+        candidates.append(scored)
     if similarity is None:  # no model to judge meaning: only shared words can say a unit is relevant
         chosen = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)[:10]
     else:
@@ -141,10 +154,15 @@ def gather_evidence(
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
-    top = max(chosen, key=lambda u: u.cosine, default=None)
-    evidence.language = languages[top.unit.source] if top else language
+    # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
+    quoted = languages[chosen[0].unit.source] if chosen else language
+    top = max((u for u in chosen if languages[u.unit.source] == quoted), key=lambda u: u.cosine, default=None)
+    evidence.language = quoted
     sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
     evidence.signals = _signals(question, sentence, chosen, sources, missing, weights, total)
+    # The share of the question's words a unit in the other language holds, translated (its best).
+    evidence.signals["translated"] = round(max((c.translated * (1.0 + 0.35 * c.unit.source) for c in chosen),
+                                               default=0.0), 4)
     # Which sentence answers best across languages; the gate and the near-miss check read the cosines as
     # calibrated, above.
     _less_general(chosen, sources, language, languages, terms)
@@ -154,7 +172,8 @@ def gather_evidence(
 def _shortlist(candidates: list[ScoredUnit], budget: int) -> list[ScoredUnit]:
     """Up to `budget` units: those of the best passages in reading order, and a quarter of the budget kept
     for the units of later passages that share the most rare words with the question."""
-    by_words = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)
+    by_words = sorted((c for c in candidates if c.lexical + c.translated > 0),
+                      key=lambda s: -(s.lexical + s.translated))
     chosen: dict[int, ScoredUnit] = {}
     # The best passages' units first; then the rarest-word ones; a short passage list leaves room for the rest.
     for c in chain(candidates[: budget - budget // 4], by_words, candidates):
@@ -175,6 +194,15 @@ def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUn
     return out
 
 
+def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:
+    """Each word of the question that the bilingual dictionary translates, as the IDF of each of its
+    translations' tokens: a unit in the other language is credited, per word, for its rarest one present."""
+    groups = [set(tokenize(" ".join(found))) for _, found in translations(question, language)]
+    groups = [g for g in groups if g]
+    weights = idf(sorted(set().union(*groups))) if groups else {}
+    return [{t: weights.get(t, 0.0) for t in g} for g in groups]
+
+
 def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,
            languages: list[str]) -> None:
     top = max((s.lexical for s in units), default=0.0) or 1.0
@@ -185,7 +213,8 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     for scored, cosine in zip(units, cosines):
         scored.raw = float(cosine) if similarity else 0.0
         scored.cosine = comparable(scored.raw, language, languages[scored.unit.source], "sentence")
-        scored.score = scored.cosine + LEXICAL_WEIGHT * scored.lexical / top
+        scored.score = (scored.cosine + LEXICAL_WEIGHT * scored.lexical / top
+                        + TRANSLATED_WEIGHT * scored.translated)
     units.sort(key=lambda s: -s.score)
 
 
@@ -218,14 +247,19 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     candidate passage mentions and that the embedded model does not relate to any of the best units.
     Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
-    if not sources or terms is None or not units or max(u.cosine for u in units) >= below:
+    if not sources or terms is None or not units:
         return ()
-    if languages[units[0].unit.source] != language:
-        return ()  # the best match is in the other language: its words cannot be compared with the question's
+    # Across languages the model's cosines sit too close together to say a sentence matches well; there
+    # the dictionary alone decides (every translation of the word absent from the knowledge base).
+    across = languages[units[0].unit.source] != language
+    if not across and max(u.cosine for u in units) >= below:
+        return ()
     present: set[str] = set()
     for chunk in sources:
         present.update(tokenize(chunk.indexed_text))
     rare = idf([_UNSEEN])[_UNSEEN]
+    if across:  # the model cannot relate words across languages well; the dictionary can
+        return _missing_across(question, language, present, idf, rare)
     candidates = [t for t in dict.fromkeys(question_terms)
                   if t not in present and t not in _asking() and not _NUMBER.match(t) and len(t) >= 2]
     weights = idf(candidates) if candidates else {}
@@ -243,6 +277,39 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     rows = terms(surfaces, texts)
     return tuple(w for w, row in zip(surfaces, rows)
                  if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+
+
+def _missing_across(question: str, language: str, present: set[str], idf: Idf, rare: float) -> tuple[str, ...]:
+    """Key words of the question — ones the knowledge base never uses — for which the bilingual dictionary
+    knows translations, none of which the knowledge base uses either (a stem shared with a candidate
+    passage counts: "probationary" is the guide's "probation")."""
+    stems = {t[:5] for t in present if len(t) >= 5}
+
+    def known(token: str, weight: float) -> bool:
+        return token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
+
+    out: list[str] = []
+    for word, found in senses(question, language):
+        if len(word) < (2 if language == "zh" else 3):
+            continue  # a single Chinese character is too ambiguous to count
+        tokens = [t for t in tokenize(word) if t not in _asking()]
+        weights = idf(tokens) if tokens else {}
+        if not tokens or any(known(t, weights.get(t, 0.0)) for t in tokens):
+            continue
+        translated = [t for t in (tokenize(sense) for sense in found) if t]
+        if not translated:
+            continue  # a function word ("those", "other"): nothing to look for
+        weights = idf(sorted({t for sense in translated for t in sense}))
+        if not any(_known_share(sense, weights, known) > 0.5 for sense in translated):
+            out.append(word)
+    return tuple(out)
+
+
+def _known_share(sense: list[str], weights: dict[str, float], known: Callable[[str, float], bool]) -> float:
+    """The share of a translation's IDF mass the knowledge base knows ("USB flash drive" for a guide on
+    "USB storage devices": .61; "year-end bonus" where only "year" and "end" occur: .49)."""
+    total = sum(weights.get(t, 0.0) for t in sense) or 1.0
+    return sum(weights.get(t, 0.0) for t in sense if known(t, weights.get(t, 0.0))) / total
 
 
 def _surface(question: str, token: str) -> str:

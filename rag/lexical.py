@@ -22,6 +22,7 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _WORD = rf"[^\W_{_CJK}]+"
 _TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
+_TOKEN_WORD = re.compile(rf"{_WORD}(?:['’]{_WORD})*")
 
 # Function words that carry no topic: they only add noise to BM25 scores.
 _ZH_STOP = frozenset(
@@ -81,6 +82,18 @@ def tokenize(text: str) -> list[str]:
         elif word not in _EN_STOP:
             tokens.append(stem(word) if word.isascii() else word)
     return tokens
+
+
+def stem_words(text: str) -> list[str]:
+    """The stemmed, lower-cased Latin-script words of `text` without stop words: `tokenize`'s English side."""
+    stem = _stemmer().stemWord
+    found = (w for w in _TOKEN_WORD.findall(unicodedata.normalize("NFKC", text).lower()) if w not in _EN_STOP)
+    return [stem(w) if w.isascii() else w for w in found]
+
+
+def word_frequency(word: str) -> int:
+    """How often jieba's dictionary saw `word` (0 when it does not know it)."""
+    return _segmenter().dt.FREQ.get(word, 0) or 0
 
 
 def without_cjk(text: str) -> str:

@@ -17,9 +17,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rag.bilingual import to_chinese, to_english
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
-from rag.lexical import TOKENIZER_NAME, without_cjk
+from rag.lexical import TOKENIZER_NAME
 from rag.prompt import detect_language, passage_language
 from rag.scales import comparable
 from rag.types import EVERYTHING, Hit, Scope
@@ -137,10 +138,18 @@ def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, flo
 
 
 def cross_language_query(query: str, language: str) -> str:
-    """What of `query` can match a passage in another language: for a Chinese question its Latin-script
-    and digit text (names, numbers, codes); an English question's words already are that (a Chinese
-    passage holds Latin script only as names, codes and numbers)."""
-    return without_cjk(query) if language == "zh" else query
+    """What of `query` can match a passage in another language: its names, numbers and codes (a Chinese
+    question's Latin-script and digit text; an English question's words, which a Chinese passage holds
+    only as such), and its words translated by the bilingual dictionary (rag.bilingual)."""
+    if language == "zh":
+        return to_english(query)
+    return f"{query} {translated_query(query, language)}".strip()
+
+
+def translated_query(query: str, language: str) -> str:
+    """`query`'s words in the other language (names, numbers and codes kept), by the bilingual dictionary:
+    what finds the passages in the other language that its own words cannot."""
+    return to_english(query) if language == "zh" else to_chinese(query)
 
 
 class PassageLanguages:
@@ -257,9 +266,12 @@ class Retriever:
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
+        language = detect_language(query)
         if mode == "hybrid":
             dense_future = self._pool.submit(dense)
             rankings["bm25"] = bm25()
+            if self.fusion.method == "scores":
+                rankings.update(self._translated(snapshot, query, language, depth, scope))
             rankings["dense"] = dense_future.result()
         elif mode == "dense":
             rankings["dense"] = dense()
@@ -269,7 +281,7 @@ class Retriever:
         if mode == "hybrid" and self.fusion.method == "scores":
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
             exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
-            language, languages = detect_language(query), self._languages.of(snapshot, keys)
+            languages = self._languages.of(snapshot, keys)
             foreign = self._foreign(snapshot, keys, query, language, languages, found["vector"], exact)
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign)[:top_k]
             # Each hit shows the scores as measured (the gate puts the cosine on its own scale itself).
@@ -281,6 +293,16 @@ class Retriever:
         hits = [Hit(chunk, score, rank, raw) for chunk, (_, score, rank, raw) in zip(chunks, fused)]
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
+
+    @staticmethod
+    def _translated(snapshot: SearchIndex, query: str, language: str, depth: int,
+                    scope: Any) -> dict[str, Ranking]:
+        """BM25's ranking of the question translated word for word: candidates in the other language that
+        dense retrieval, across languages, ranks too low to bring (fused as any candidate is)."""
+        translated = translated_query(query, language)
+        if not translated.strip() or translated == query:
+            return {}
+        return {"translated": snapshot.bm25_ranking(translated, depth, scope)[0]}
 
     @staticmethod
     def _foreign(snapshot: SearchIndex, keys: list[Hashable], query: str, language: str,

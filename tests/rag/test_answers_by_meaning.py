@@ -94,3 +94,25 @@ def test_the_other_languages_answer_is_quoted_beside_the_askers_own(handbook, qu
     lines = found.text.splitlines()
     assert intro in lines, found.text
     assert answer in lines[lines.index(intro) + 1], found.text
+
+
+@pytest.mark.parametrize("question, term", [("年终奖什么时候发？", "年终奖"), ("丧假有几天？", "丧假"),
+                                            ("加班费怎么算？", "加班费")])
+def test_a_word_no_document_uses_in_either_language_is_a_near_miss(handbook, question, term):
+    """The handbook's English policies say nothing of a year-end bonus, funeral leave or overtime pay, nor
+    do its Chinese ones: the bilingual dictionary knows the words, and none of their translations occurs."""
+    answer = ask(handbook, question)
+    assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms=f"“{term}”"), answer.text
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("可以用U盘拷文件吗？", "USB storage devices are blocked on company laptops."),
+    ("健身房有补贴吗？", "Gym membership subsidy of 30 EUR per month"),
+])
+def test_a_word_the_english_guide_words_its_own_way_is_no_near_miss(handbook, question, answer):
+    """U盘 is a "USB flash drive" to the dictionary and "USB storage devices" to the guide: most of it is
+    there, so the guide's sentence is quoted as the answer, not as a near miss."""
+    found = ask(handbook, question)
+    assert not found.refused, found.refusal_reason
+    assert found.text.splitlines()[0] == HEADERS["zh"], found.text
+    assert any(answer in quote for quote in quotes(found)), found.text

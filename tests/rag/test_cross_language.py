@@ -106,6 +106,18 @@ def test_a_code_in_a_chinese_question_still_matches_the_english_passage(mixed_kb
     assert files(mixed_kb, "NSFNET 主干网连接了哪些机构？", k=1) == ["nsfnet.md"]
 
 
+@pytest.mark.parametrize("question, file", [
+    ("浓缩咖啡要多大的压力？", "espresso.md"),
+    ("What form must a labour contract take when it is signed for the first time?", "劳动合同.md"),
+])
+def test_the_dictionary_translates_the_question_for_bm25(mixed_kb, question, file):
+    """BM25 cannot match 浓缩咖啡 with "espresso", nor "labour contract" with 劳动合同; the question
+    translated word for word by the bilingual dictionary can, and brings its own ranking to the fusion."""
+    hits = mixed_kb.retriever.search(question, top_k=3)
+    assert hits[0].chunk.file == file
+    assert hits[0].ranks.get("translated") == 1, hits[0].ranks
+
+
 def passage(text: str, title: str = "Notes", headings: tuple[str, ...] = ()) -> Chunk:
     return Chunk(id=f"c{abs(hash(text))}", file="notes.md", title=title, heading_path=headings, text=text,
                  start=0, end=len(text), page=None, page_end=None, doc_version="", doc_date="2026-01-01")

