@@ -24,6 +24,7 @@ from rag.config import Settings
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
+    from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
     from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
@@ -349,6 +350,7 @@ class Bot:
     """The chat surfaces that are configured, around one shared core."""
 
     services: CoreServices
+    assistant: Assistant  # the one way into `services` that both surfaces are given
     operations: Operations
     slack_app: AsyncApp | None = None
     slack_services: SlackServices | None = None
@@ -380,6 +382,7 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     SDK's MSAL token providers (`serve` passes those it checked; tests, stand-ins) and `graph_token` the
     Microsoft Graph tokens they would issue; `credentials`, what /ready says of each surface's."""
     from ai_employee.operations import Served, make_operations
+    from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
 
     chat = chat or ChatSettings()
@@ -388,13 +391,13 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     services = make_core(kb, chat, pipeline, scopes)
     served = Served(kb.retriever, kb.store.current_version, pipeline.cache, bool(kb.settings.redis_url), kb.versions,
                     tuple(source.every for source in kb.sources))
-    bot = Bot(services, make_operations(served, services, credentials))
+    bot = Bot(services, Assistant(services), make_operations(served, services, credentials))
     if slack is not None:
         from bot.slack.admins import SlackAdmins, admin_teller
         from bot.slack.app import create_app
         from bot.slack.services import SlackServices
 
-        bot.slack_services = SlackServices(**services.shared(), settings=slack, admins=SlackAdmins(slack.admins))
+        bot.slack_services = SlackServices(assistant=bot.assistant, settings=slack, admins=SlackAdmins(slack.admins))
         bot.slack_app = create_app(bot.slack_services)
         services.tellers["slack"] = admin_teller(bot.slack_app.client)
         services.scopes.use_groups("slack", slack_groups(bot.slack_app.client, chat))
@@ -402,7 +405,9 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
         from bot.core.admins import AdminCheck
         from bot.teams.app import TeamsSurface, msal_connections
 
-        bot.teams = TeamsSurface(services, teams, teams_connections or msal_connections(teams), AdminCheck(teams.admins))
+        bot.teams = TeamsSurface(bot.assistant, teams, teams_connections or msal_connections(teams),
+                                 AdminCheck(teams.admins))
+        services.tellers["teams"] = bot.teams.teller()
         if teams.groups:
             services.scopes.use_groups("teams", teams_groups(bot.teams.connections, teams, chat, graph_token))
     kb.readers = make_readers(kb, slack, teams, bot.teams.connections if bot.teams else None, graph_token)

@@ -71,7 +71,3 @@ class CoreServices:
             return visible_files(self.documents(), scope, manifest.collection if manifest is not None else None)
 
         return await asyncio.to_thread(judge)
-
-    def shared(self) -> dict:
-        """The fields, to build a surface's services around the same objects."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}

@@ -28,7 +28,7 @@ from slack_sdk.models.views import View
 from bot.core.examples import example_questions, folders, title_of
 from bot.core.reindex import ReindexRun, run_text
 from bot.core.review import STATUS, WORDS, outside, rules_note
-from bot.core.services import Manifest
+from bot.core.assistant import Manifest
 from bot.core.sources import SourceRow
 from bot.slack.blocks import SECTION_LIMIT, SLACK_STYLE, VIEW_BLOCK_LIMIT, cut, escape, reason_label
 

@@ -3,7 +3,7 @@ direct message (the App Home and the assistant pane are the user's direct messag
 
 from __future__ import annotations
 
-from bot.core.services import CoreServices
+from bot.core.assistant import Assistant
 from rag.types import Scope
 
 PLATFORM = "slack"
@@ -13,11 +13,11 @@ def is_direct(channel: str) -> bool:
     return channel.startswith("D")
 
 
-async def scope_in(services: CoreServices, channel: str, user: str) -> Scope:
+async def scope_in(assistant: Assistant, channel: str, user: str) -> Scope:
     """What may be shown in `channel` to `user` (in a channel: to everyone there)."""
-    return await services.scopes.resolve(PLATFORM, channel, user, is_direct(channel))
+    return await assistant.scope(PLATFORM, channel, user, is_direct(channel))
 
 
-async def private_scope(services: CoreServices, user: str, channel: str = "") -> Scope:
+async def private_scope(assistant: Assistant, user: str, channel: str = "") -> Scope:
     """What may be shown to `user` alone (their direct message with the app, its id when known)."""
-    return await services.scopes.resolve(PLATFORM, channel if is_direct(channel) else "", user, True)
+    return await assistant.scope(PLATFORM, channel if is_direct(channel) else "", user, True)

@@ -20,11 +20,11 @@ from microsoft_agents.hosting.core.authorization import Connections
 from pydantic import ValidationError
 
 from bot.core.admins import AdminCheck
+from bot.core.assistant import Assistant
 from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, no_index
 from bot.core.logs import event_id_var
-from bot.core.reindex import BUSY, STARTED, run_reindex
-from bot.core.scopes.command import ScopeCommand, ScopeRequest
-from bot.core.services import CoreServices
+from bot.core.reindex import BUSY, STARTED
+from bot.core.scopes.command import ScopeRequest
 from bot.core.sources import Teller, parse_request
 from bot.teams import commands, feedback
 from bot.teams.auth import authorized
@@ -61,15 +61,14 @@ def msal_connections(settings: TeamsSettings) -> MsalConnectionManager:
 
 
 class TeamsSurface:
-    def __init__(self, services: CoreServices, settings: TeamsSettings, connections: Connections,
+    def __init__(self, assistant: Assistant, settings: TeamsSettings, connections: Connections,
                  admins: AdminCheck) -> None:
-        """`connections`: the SDK's token providers (the composition root's: MSAL with the settings'
-        registration, or stand-ins); `admins`: who may reindex, change scopes and review."""
-        self.services = services
+        """`assistant`: the core's facade (the composition root's); `connections`: the SDK's token providers
+        (MSAL with the settings' registration, or stand-ins); `admins`: who may reindex, change scopes and review."""
+        self.assistant = assistant
         self.settings = settings
         self.admins = admins
-        self.scoping = ScopeCommand(services.scopes, services.documents, commands.SCOPE_STYLE)
-        self.review = TeamsReview(services, self.admins.is_admin, self._scope)
+        self.review = TeamsReview(assistant, self.admins.is_admin, self._scope)
         self.connections = connections
         self.adapter = CloudAdapter(connection_manager=self.connections)
         self.adapter.on_turn_error = self._turn_failed  # the SDK's default would show the user the exception
@@ -79,8 +78,11 @@ class TeamsSurface:
         self._chats: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()  # one stream per chat
         # admin -> (identity, their last message in their personal chat): how to message them later
         self._personal: dict[str, tuple[object, Activity]] = {}
-        services.tellers[PLATFORM] = Teller(commands.TEAMS_STYLE, self.tell)
         self._register()
+
+    def teller(self) -> Teller:
+        """How the core reaches an admin privately: in their personal chat (see `tell`)."""
+        return Teller(commands.TEAMS_STYLE, self.tell)
 
     def _register(self) -> None:
         agent = self.agent
@@ -92,7 +94,7 @@ class TeamsSurface:
 
         agent.before_turn(retries)
         agent.members_added()(self._on_members_added)
-        sources = self.services.sources is not None
+        sources = self.assistant.has_sources
         agent.message(commands.REINDEX_SOURCES if sources else commands.REINDEX)(self._on_reindex)
         if sources:
             agent.message(commands.SOURCES)(self._on_sources)
@@ -100,8 +102,8 @@ class TeamsSurface:
         agent.message(REVIEW)(self._on_review)
         agent.message()(self._on_message)
         agent.invoke(feedback.SUBMIT_ACTION)(
-            lambda context, _state: feedback.on_submit_action(self.services, context, self.admins.is_admin))
-        agent.invoke(feedback.FETCH_TASK)(lambda context, _state: feedback.on_fetch_task(self.services, context))
+            lambda context, _state: feedback.on_submit_action(self.assistant, context, self.admins.is_admin))
+        agent.invoke(feedback.FETCH_TASK)(lambda context, _state: feedback.on_fetch_task(self.assistant, context))
         agent.adaptive_card.action_execute(VERBS)(lambda context, _state, data: self.review.on_action(context, data))
         agent.error(self._turn_failed)
 
@@ -133,8 +135,8 @@ class TeamsSurface:
             return False
         if not activity.id:
             return True
-        return await self.services.dedup.first_delivery("teams-activity", activity.conversation.id, activity.id,
-                                                        ttl=ACTIVITY_TTL)
+        return await self.assistant.first_delivery("teams-activity", activity.conversation.id, activity.id,
+                                                   ttl=ACTIVITY_TTL)
 
     async def _on_message(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):
@@ -153,15 +155,15 @@ class TeamsSurface:
         streaming = kind(activity) == PERSONAL and activity.delivery_mode != DeliveryModes.expect_replies
         lock = self._chats.setdefault(activity.conversation.id, asyncio.Lock()) if streaming else None
         async with lock or nullcontext():
-            history = await self.services.memory.history(activity.conversation.id)  # after the turn before
+            history = await self.assistant.history(activity.conversation.id)  # after the turn before
             question = question_from(activity, text, history, await self._scope(activity))
-            async with TeamsReply(context, self.services.memory, text, streaming=streaming) as reply:
-                await self.services.answerer.answer(question, reply, no_index_message=NO_INDEX)
+            async with TeamsReply(context, self.assistant, text, streaming=streaming) as reply:
+                await self.assistant.ask(question, reply, no_index_message=NO_INDEX)
 
     async def _scope(self, activity: Activity) -> Scope:
         """What may be quoted where `activity` was sent (in a personal chat: to its sender)."""
-        return await self.services.scopes.resolve(PLATFORM, place_of(activity), user_of(activity),
-                                                  is_direct(activity), also=user_ids(activity))
+        return await self.assistant.scope(PLATFORM, place_of(activity), user_of(activity), is_direct(activity),
+                                          also=user_ids(activity))
 
     async def _on_scope(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):
@@ -170,7 +172,7 @@ class TeamsSurface:
         user = user_of(activity)
         request = ScopeRequest(PLATFORM, place_of(activity), is_direct(activity), user,
                                commands.scope_argument(question_text(activity)))
-        reply = await asyncio.to_thread(self.scoping.run, request, await self.admins.is_admin(user))
+        reply = await self.assistant.scope_command(request, await self.admins.is_admin(user), commands.SCOPE_STYLE)
         await context.send_activity(reply)
 
     async def _on_review(self, context: TurnContext, _state: TurnState) -> None:
@@ -212,7 +214,7 @@ class TeamsSurface:
         elif kind(activity) != PERSONAL:
             await context.send_activity(commands.PERSONAL_ONLY)
         else:
-            await context.send_activity(sources_message(await asyncio.to_thread(self.services.sources.rows)))
+            await context.send_activity(sources_message(await self.assistant.source_rows()))
 
     async def _on_reindex(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):
@@ -221,13 +223,13 @@ class TeamsSurface:
         if not await self.admins.is_admin(user):
             await context.send_activity(commands.NOT_ADMIN)
             return
-        if self.services.reindexer.running:
+        if self.assistant.reindexing:
             await context.send_activity(BUSY)
             return
         request = None
-        if self.services.sources is not None:
+        if self.assistant.has_sources:
             request = parse_request(commands.sync_words(question_text(context.activity)))
-            unknown = self.services.sources.unknown(request)
+            unknown = self.assistant.unknown_sources(request)
             if unknown:  # the source names are for admins' eyes: listed in a personal chat only
                 private = kind(context.activity) == PERSONAL
                 await context.send_activity(commands.inert(unknown) if private else commands.UNKNOWN_ELSEWHERE)
@@ -235,10 +237,10 @@ class TeamsSurface:
 
         async def reindex(turn: TurnContext) -> None:
             async def visible():  # the report names only what may be read where it is posted
-                return await self.services.names_visible_to(await self._scope(turn.activity))
+                return await self.assistant.names_visible_to(await self._scope(turn.activity))
 
-            outcome = await run_reindex(self.services.reindexer, commands.ProgressMessage(turn), commands.TEAMS_STYLE,
-                                        by=user, platform="teams", visible=visible, request=request)
+            outcome = await self.assistant.reindex(commands.ProgressMessage(turn), commands.TEAMS_STYLE, by=user,
+                                                   platform="teams", visible=visible, request=request)
             if not outcome.told:  # another reindex won the race, or the progress message could not be updated
                 async with delivering():
                     await turn.send_activity(outcome.text)

@@ -7,7 +7,6 @@ its invoke response (without one it shows the user an error)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -18,9 +17,9 @@ from typing import Any
 from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
 from microsoft_agents.hosting.core import TurnContext
 
-from bot.core.review import GONE, HELPED, VALUES, WRONG, SourceVoted, vote_on_source
-from bot.core.services import CoreServices
-from bot.core.votes import RECORDED, cited_locations, vote_on_answer
+from bot.core.assistant import Assistant
+from bot.core.review import GONE, HELPED, VALUES, WRONG, SourceVoted
+from bot.core.votes import RECORDED
 from bot.teams.citations import CARD_FORMAT, cut
 from bot.teams.conversation import PLATFORM, user_of
 
@@ -108,18 +107,18 @@ async def _respond(context: TurnContext, status: int, body: dict | None = None) 
                                          value=InvokeResponse(status=status, body=body)))
 
 
-async def _answer_id(services: CoreServices, activity: Activity) -> str | None:
-    return await services.memory.answer_of(activity.conversation.id, activity.reply_to_id or "")
+async def _answer_id(assistant: Assistant, activity: Activity) -> str | None:
+    return await assistant.answer_of(activity.conversation.id, activity.reply_to_id or "")
 
 
-async def on_fetch_task(services: CoreServices, context: TurnContext) -> None:
+async def on_fetch_task(assistant: Assistant, context: TurnContext) -> None:
     """The form for a 👍/👎 just pressed on an answer."""
     activity = context.activity
     action = _reaction(activity.value)
     if action is None:
         await _respond(context, 400)
         return
-    locations = await cited_locations(services.feedback, await _answer_id(services, activity))
+    locations = await assistant.cited_locations(await _answer_id(assistant, activity))
     if locations is None:
         _log.warning("feedback form for a message with no recorded answer (%s)", activity.reply_to_id)
         await _respond(context, 200, _task(GONE))
@@ -135,7 +134,7 @@ def confirmation(voted: dict[int, SourceVoted]) -> str:
     return "\n\n".join(lines)
 
 
-async def on_submit_action(services: CoreServices, context: TurnContext, is_admin: IsAdmin) -> None:
+async def on_submit_action(assistant: Assistant, context: TurnContext, is_admin: IsAdmin) -> None:
     activity = context.activity
     submitted = parse(activity.value)
     if submitted is None:
@@ -143,11 +142,11 @@ async def on_submit_action(services: CoreServices, context: TurnContext, is_admi
         await _respond(context, 400)
         return
     user = user_of(activity)
-    answer_id = await _answer_id(services, activity)
+    answer_id = await _answer_id(assistant, activity)
     new = None
     if answer_id is not None:
-        new = await vote_on_answer(services.feedback, answer_id, user, submitted.helpful,
-                                   activity.conversation.id, PLATFORM, submitted.comment)
+        new = await assistant.vote_on_answer(answer_id, user, submitted.helpful, activity.conversation.id, PLATFORM,
+                                             submitted.comment)
     if new is None:
         _log.warning("feedback on a message with no recorded answer (%s)", activity.reply_to_id)
         await _respond(context, 200, _task(GONE) if submitted.sources else None)
@@ -158,6 +157,5 @@ async def on_submit_action(services: CoreServices, context: TurnContext, is_admi
     admin = await is_admin(user)
     voted = {}
     for marker, value in submitted.sources.items():
-        voted[marker] = await asyncio.to_thread(vote_on_source, services, answer_id, marker, user, value, admin,
-                                                PLATFORM)
+        voted[marker] = await assistant.vote_on_source(answer_id, marker, user, value, admin, PLATFORM)
     await _respond(context, 200, _task(confirmation(voted)))

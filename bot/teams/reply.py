@@ -20,7 +20,7 @@ from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.core.answering import UNSUPPORTED, WARNING, DeliveryError, answer_notes, slot_lent
-from bot.core.memory import ConversationMemory
+from bot.core.assistant import Assistant
 from bot.teams.citations import cut, held_back, neutral
 from bot.teams.parts import Part, answer_parts
 from rag.types import Answer
@@ -109,10 +109,10 @@ def with_retries(context: TurnContext) -> TurnContext:
 class TeamsReply:
     """Use as `async with TeamsReply(...) as reply:` — the typing indicator stops when the block ends."""
 
-    def __init__(self, context: TurnContext, memory: ConversationMemory | None, question: str, *,
+    def __init__(self, context: TurnContext, assistant: Assistant | None, question: str, *,
                  streaming: bool) -> None:
         self.context = context
-        self.memory = memory
+        self.assistant = assistant  # records the turn and which messages show the answer
         self.question = question
         self.stream = AnswerStream(context, streaming=streaming)
         self.message_ids: list[str] = []  # what the connector called the messages of this reply
@@ -144,9 +144,9 @@ class TeamsReply:
         return responses
 
     async def _link(self, message_ids: list[str]) -> None:
-        if self.memory is not None and self._answer_id:
+        if self.assistant is not None and self._answer_id:
             for message_id in message_ids:
-                await self.memory.link_message(self.context.activity.conversation.id, message_id, self._answer_id)
+                await self.assistant.link_message(self.context.activity.conversation.id, message_id, self._answer_id)
 
     async def append(self, text: str) -> None:
         ready, self._pending = held_back(self._pending + text)
@@ -160,8 +160,8 @@ class TeamsReply:
         if notes:
             text += "\n\n" + "\n\n".join(f"_{n}_" for n in notes)
         first, *more = answer_parts(text, answer.citations)
-        if self.memory is not None:  # before it is shown: a follow-up may come at once
-            await self.memory.add_turn(self.context.activity.conversation.id, self.question, answer.text)
+        if self.assistant is not None:  # before it is shown: a follow-up may come at once
+            await self.assistant.add_turn(self.context.activity.conversation.id, self.question, answer.text)
         self._answer_id = answer_id
         await self._link(self.message_ids)  # a stream's messages, named before its end
         async with delivering():

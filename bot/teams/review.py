@@ -7,7 +7,6 @@ in a personal chat."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -16,6 +15,7 @@ from typing import Any
 from microsoft_agents.activity import Activity, ActivityTypes, AdaptiveCardInvokeResponse, Attachment
 from microsoft_agents.hosting.core import TurnContext
 
+from bot.core.assistant import Assistant
 from bot.core.review import (
     NOT_IN_REVIEW,
     STATUS,
@@ -23,13 +23,9 @@ from bot.core.review import (
     Overridden,
     Review,
     VotedPassage,
-    admin_review,
     outside,
-    override,
-    passage_for_admin,
     rules_note,
 )
-from bot.core.services import CoreServices
 from bot.teams.citations import CARD_FORMAT, cut
 from bot.teams.commands import inert
 from bot.teams.command_names import REVIEW_COMMAND
@@ -170,9 +166,9 @@ def notice_of(done: Overridden) -> str:
 class TeamsReview:
     """The `review` command and its card's actions, for the Teams surface."""
 
-    def __init__(self, services: CoreServices, is_admin: Callable[[str], Awaitable[bool]],
+    def __init__(self, assistant: Assistant, is_admin: Callable[[str], Awaitable[bool]],
                  scope: Callable[[Activity], Awaitable[Scope]]) -> None:
-        self.services = services
+        self.assistant = assistant
         self.is_admin = is_admin
         self.scope = scope  # what may be shown where an activity was sent (the personal chat: its sender)
 
@@ -183,13 +179,9 @@ class TeamsReview:
 
     async def card(self, activity: Activity, notice: str | None = None, show: str | None = None) -> dict:
         scope = await self.scope(activity)
-
-        def gather() -> tuple[Review, tuple[str, VotedPassage] | None]:
-            passage = passage_for_admin(self.services, show, scope) if show else None
-            return admin_review(self.services, scope), ((show, passage) if passage else None)
-
-        review, shown = await asyncio.to_thread(gather)
-        return review_card(review, notice, shown)
+        passage = await self.assistant.passage_for_admin(show, scope) if show else None
+        review = await self.assistant.review(scope)
+        return review_card(review, notice, (show, passage) if passage else None)
 
     async def on_command(self, context: TurnContext) -> None:
         refused = await self._refusal(context.activity)
@@ -213,7 +205,7 @@ class TeamsReview:
         if verb == SHOW:
             return _card_response(await self.card(activity, show=chunk_id))
         action, scope = "confirm" if verb == CONFIRM else "undo", await self.scope(activity)
-        done = await asyncio.to_thread(override, self.services, chunk_id, action, user_of(activity), scope)
+        done = await self.assistant.override(chunk_id, action, user_of(activity), scope)
         return _card_response(await self.card(activity, notice_of(done) if done else NOT_IN_REVIEW))
 
 

@@ -1,10 +1,28 @@
 """The core is the only way in: the chat adapters (bot/slack, bot/teams) reach the knowledge base through
 bot/core alone. They may name the shared value types (rag.types) and nothing else of rag, not even inside a
-function; nor may they walk an attribute chain into the answer pipeline's internals."""
+function; nor may they walk an attribute chain into the answer pipeline's internals.
+
+Within bot/core they go through its facade, `bot.core.assistant.Assistant`, and hold none of the collaborators
+behind it. The rule, as checked (imports at any depth, TYPE_CHECKING ones too):
+- an adapter imports nothing of `bot.core.services`, and no name of another bot.core module (the facade's
+  own module aside) that is a collaborator or works on one: a class named by a `CoreServices` field's type
+  (`Answerer`, `FeedbackStore`, `Reindexer`, `Dedup`, `ScopeResolver`, `ConversationMemory`, `SourceDesk`…;
+  read from CoreServices itself, so a new field counts at once), or a function or class whose signature or
+  fields name CoreServices or one of those (`vote_on_source(services, …)`, `run_reindex(reindexer, …)`,
+  `ScopeCommand(resolver, …)`); importing a module whole counts as importing every name in it;
+- nothing in an adapter reads a CoreServices field or method off a `services` (`services.feedback`,
+  `self.services.dedup`, `services.manifest_for`), nor anything private off an `assistant` (`assistant._core`);
+- the facade keeps its collaborators private (no public attribute of an `Assistant`).
+Neutral values, constants and shared text helpers (`Question`, `SourceVoted`, `TextStyle`, `GONE`…) stay
+importable."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ADAPTERS = ("bot/slack", "bot/teams")
 ALLOWED_RAG = {"rag.types"}
 PIPELINE_INTERNALS = {"pipeline", "finder", "cache", "retriever", "snapshot"}  # attributes behind the core's facade
+FACADE = "bot.core.assistant"
 
 
 def _modules() -> list[Path]:
@@ -75,6 +94,129 @@ def test_the_scan_sees_function_level_imports_and_chains():
                      "    return services.answerer.pipeline.finder.query_vector\n")
     assert [m for _, m in _imported(tree) if _forbidden(m)] == ["rag.prompt", "rag.text", "rag.feedback"]
     assert sorted(chain for _, chain in _chains(tree)) == ["answerer.pipeline", "pipeline.finder"]
+
+
+def _fields() -> list[dataclasses.Field]:
+    from bot.core.services import CoreServices
+
+    return list(dataclasses.fields(CoreServices))
+
+
+def _members() -> set[str]:
+    """CoreServices' fields and public methods: what an adapter holding one could read."""
+    from bot.core.services import CoreServices
+
+    return {field.name for field in _fields()} | {name for name, member in vars(CoreServices).items()
+                                                  if callable(member) and not name.startswith("_")}
+
+
+def _collaborator_types() -> set[str]:
+    """CoreServices and the classes its fields hold (`Metrics | None` names Metrics; a `dict[…]` no class)."""
+    names = {"CoreServices"}
+    for field in _fields():
+        names |= {part.strip() for part in str(field.type).split("|") if part.strip().isidentifier()} - {"None"}
+    return names
+
+
+def _annotations(obj: object) -> list[str]:
+    """The annotations of a function, or of a class's fields and constructor, as written."""
+    found = list(obj.__annotations__.values()) if inspect.isfunction(obj) or inspect.isclass(obj) else []
+    init = getattr(obj, "__init__", None) if inspect.isclass(obj) else None
+    if inspect.isfunction(init):
+        found += init.__annotations__.values()
+    return [a if isinstance(a, str) else getattr(a, "__name__", repr(a)) for a in found]
+
+
+def _works_on_collaborators(obj: object, types: set[str]) -> bool:
+    if inspect.ismodule(obj):
+        return any(_works_on_collaborators(member, types) for name, member in vars(obj).items()
+                   if not name.startswith("_") and getattr(member, "__module__", None) == obj.__name__)
+    if getattr(obj, "__name__", None) in types and inspect.isclass(obj):
+        return True
+    return any(set(re.findall(r"\w+", annotation)) & types for annotation in _annotations(obj))
+
+
+def _core_internals(tree: ast.AST, types: set[str]) -> list[tuple[int, str]]:
+    """bot.core names an adapter imports that are collaborators or work on one (see the module docstring)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name == "bot.core.services"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("bot.core"):
+            if node.module == "bot.core.services":
+                found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+                continue
+            if node.module == FACADE:
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                obj = getattr(module, alias.name, None)
+                if obj is None:  # `from bot.core import votes`: a module
+                    obj = importlib.import_module(f"{node.module}.{alias.name}")
+                if _works_on_collaborators(obj, types):
+                    found.append((node.lineno, f"{node.module}.{alias.name}"))
+    return found
+
+
+def _past_the_facade(tree: ast.AST, fields: set[str]) -> list[tuple[int, str]]:
+    """`services.<a CoreServices field or method>` (also `self.services.…`) and `assistant._…` reads."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        inner = node.value
+        owner = inner.id if isinstance(inner, ast.Name) else inner.attr if isinstance(inner, ast.Attribute) else None
+        if (owner == "services" and node.attr in fields) or (owner == "assistant" and node.attr.startswith("_")):
+            found.append((node.lineno, f"{owner}.{node.attr}"))
+    return found
+
+
+def test_the_adapters_reach_the_core_through_its_facade_alone():
+    types, fields = _collaborator_types(), _members()
+    offences = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(), str(path))
+        offences += [f"{path.relative_to(ROOT)}:{line} imports {name}" for line, name in _core_internals(tree, types)]
+        offences += [f"{path.relative_to(ROOT)}:{line} reads {chain}" for line, chain in _past_the_facade(tree, fields)]
+    assert offences == []
+
+
+def test_the_facade_scan_can_fail():
+    """Each kind of offence is caught, and the neutral values, constants and text helpers pass."""
+    tree = ast.parse(
+        "from bot.core.review import GONE, SourceVoted, vote_on_source\n"
+        "from bot.core.votes import RECORDED, vote_on_answer\n"
+        "from bot.core.reindex import TextStyle, run_reindex\n"
+        "from bot.core.scopes.command import ScopeCommand, ScopeRequest\n"
+        "from bot.core.answering import Answerer, Question\n"
+        "from bot.core.services import Manifest\n"
+        "from bot.core import review\n"
+        "from bot.core.assistant import Assistant\n"
+        "def f(services, assistant, self, report):\n"
+        "    import bot.core.services\n"
+        "    services.feedback.vote()\n"
+        "    self.services.dedup.first_delivery()\n"
+        "    assistant._core.memory\n"
+        "    services.manifest_for(None)\n"
+        "    return services.settings, services.assistant.ask, report.sources, assistant.review\n")
+    types, fields = _collaborator_types(), _members()
+    assert sorted(name for _, name in _core_internals(tree, types)) == [
+        "bot.core.answering.Answerer", "bot.core.reindex.run_reindex", "bot.core.review",
+        "bot.core.review.vote_on_source", "bot.core.scopes.command.ScopeCommand", "bot.core.services",
+        "bot.core.services.Manifest", "bot.core.votes.vote_on_answer"]
+    assert sorted(chain for _, chain in _past_the_facade(tree, fields)) == [
+        "assistant._core", "services.dedup", "services.feedback", "services.manifest_for"]
+    assert {"Answerer", "FeedbackStore", "Reindexer", "Dedup", "ScopeResolver", "ConversationMemory",
+            "SourceDesk"} <= types
+
+
+def test_the_facade_keeps_its_collaborators_private():
+    from bot.core.assistant import Assistant
+    from bot.core.services import CoreServices
+
+    core = CoreServices(**{field.name: None for field in _fields() if field.default is dataclasses.MISSING
+                           and field.default_factory is dataclasses.MISSING})
+    assert [name for name in vars(Assistant(core)) if not name.startswith("_")] == []
 
 
 @pytest.mark.parametrize("module", ["ai_employee.operations", "ai_employee.wiring", "bot.core.services",

@@ -3,15 +3,14 @@ source modal "This source is wrong" / "This source helped"."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import GONE, cited_passage, source_to_show, vote_on_source
-from bot.core.votes import REASONS, RECORDED, UPDATED, give_reason, vote_on_answer
+from bot.core.review import GONE, cited_passage
+from bot.core.votes import REASONS, RECORDED, UPDATED
 from bot.slack.blocks import (
     COMMENT_ACTION,
     COMMENT_BLOCK,
@@ -44,7 +43,7 @@ def _split(value: str) -> tuple[str, int]:
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
-    store = services.feedback
+    assistant = services.assistant
 
     @app.action(FEEDBACK)
     async def on_feedback(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
@@ -54,7 +53,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         user, channel = body["user"]["id"], body["channel"]["id"]
         message = body.get("message", {})
         thread_ts = message.get("thread_ts") or message.get("ts")
-        new = await vote_on_answer(store, answer_id, user, helpful, channel, "slack")
+        new = await assistant.vote_on_answer(answer_id, user, helpful, channel, "slack")
         if new is None:
             await client.chat_postEphemeral(channel=channel, user=user, text=GONE, thread_ts=thread_ts)
             return
@@ -77,7 +76,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if reason not in REASONS:
             await ack(response_action="errors", errors={REASON_BLOCK: PICK_A_REASON})
             return
-        if not await give_reason(store, answer_id, user, reason, comment):
+        if not await assistant.give_reason(answer_id, user, reason, comment):
             await ack(response_action="update", view=notice_modal("Thanks for the feedback", GONE))
             return
         await ack(response_action="update", view=reason_thanks(reason, (comment or "").strip() or None))
@@ -87,8 +86,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         await ack()
         answer_id, marker = _split(action["value"])
         channel, user = (body.get("channel") or {}).get("id") or "", body["user"]["id"]
-        scope = await scope_in(services, channel, user)
-        shown = await asyncio.to_thread(source_to_show, services, answer_id, marker, scope, channel)
+        scope = await scope_in(assistant, channel, user)
+        shown = await assistant.source_to_show(answer_id, marker, scope, channel)
         if shown.cited is None:
             return
         if not shown.allowed:
@@ -106,7 +105,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         user = body["user"]["id"]
         value = 1 if action["action_id"] == HELPFUL_SOURCE else -1
         admin = await services.admins.is_admin(client, user)
-        voted = await asyncio.to_thread(vote_on_source, services, answer_id, marker, user, value, admin)
+        voted = await assistant.vote_on_source(answer_id, marker, user, value, admin)
         text = f":white_check_mark: {voted.sentence()}" if voted.recorded else GONE
         view = body["view"]
         await client.views_update(view_id=view["id"], hash=view.get("hash"), view=vote_confirmation(view, text))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from slack_bolt.async_app import AsyncApp
@@ -14,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import GREETING
 from bot.core.examples import example_questions
-from bot.core.services import Manifest
+from bot.core.assistant import Manifest
 from bot.slack.listeners.conversation import (
     answer_in_thread,
     ask_for_a_question,
@@ -42,22 +41,22 @@ def suggested_prompts(manifest: Manifest | None) -> list[dict[str, str]]:
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
-    assistant = AsyncAssistant()
+    pane = AsyncAssistant()
 
-    @assistant.thread_started
+    @pane.thread_started
     async def started(payload: dict, say: AsyncSay, set_suggested_prompts: AsyncSetSuggestedPrompts) -> None:
         await say(GREETING)
         thread = payload.get("assistant_thread") or {}
         # Prompts name documents: only those the user may be answered from in this (direct) conversation.
-        scope = await private_scope(services, thread.get("user_id", ""), thread.get("channel_id", ""))
-        prompts = suggested_prompts(await asyncio.to_thread(services.manifest_for, scope))
+        scope = await private_scope(services.assistant, thread.get("user_id", ""), thread.get("channel_id", ""))
+        prompts = suggested_prompts(await services.assistant.manifest_for(scope))
         if prompts:
             await set_suggested_prompts(prompts=prompts, title="Try one of these")
 
-    @assistant.user_message
+    @pane.user_message
     async def user_message(payload: dict, body: dict, client: AsyncWebClient, context: dict,
                            set_status: AsyncSetStatus) -> None:
-        if not await first_time(services.dedup, payload["channel"], payload["ts"]):
+        if not await first_time(services.assistant, payload["channel"], payload["ts"]):
             return
         text = clean_question(payload.get("text", ""))
         if not text:  # e.g. only a file or a mention: nothing to search for
@@ -69,4 +68,4 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         # Slack clears the status when the reply arrives.
         await answer_in_thread(services, client, payload, text, history, body.get("event_id", ""))
 
-    app.use(assistant)
+    app.use(pane)

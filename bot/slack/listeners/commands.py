@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.reindex import BUSY, STARTED, ReindexOutcome, not_admin, run_reindex
+from bot.core.reindex import BUSY, STARTED, ReindexOutcome, not_admin
 from bot.core.sources import SyncRequest, parse_request, starting_text
 from bot.slack.blocks import SLACK_STYLE, escape
 from bot.slack.places import private_scope, scope_in
@@ -35,7 +35,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     async def on_reindex(ack, command: dict, client: AsyncWebClient, respond) -> None:
         # Acknowledge before any Slack call: users.info may be rate limited past Slack's 3 s.
         user, channel = command["user_id"], command["channel_id"]
-        if services.reindexer.running:
+        if services.assistant.reindexing:
             await ack(BUSY)
             return
         listed = user in services.admins.listed
@@ -61,10 +61,10 @@ def register(app: AsyncApp, services: SlackServices) -> None:
 def _request(services: SlackServices, words: str) -> tuple[SyncRequest | None, str]:
     """The sync the admin asked for and what to tell them (None: nothing to run: a source they named is
     unknown). Without declared sources the words are ignored and the index is refreshed, as always."""
-    if services.sources is None:
+    if not services.assistant.has_sources:
         return SyncRequest(), STARTED
     request = parse_request(words)
-    unknown = services.sources.unknown(request)
+    unknown = services.assistant.unknown_sources(request)
     if unknown:
         return None, escape(unknown)
     return request, starting_text(request, SLACK_STYLE)
@@ -93,12 +93,14 @@ async def reindex_into(services: SlackServices, client: AsyncWebClient, channel:
     app); `privately` reaches the admin when the channel cannot. The report names only the files whoever
     reads it there may read (everyone in a channel; the admin in their DM)."""
 
-    async def visible():
-        scope = await (private_scope(services, by) if channel == by else scope_in(services, channel, by))
-        return await services.names_visible_to(scope)
+    assistant = services.assistant
 
-    outcome = await run_reindex(services.reindexer, _ChannelMessage(client, channel), SLACK_STYLE, by=by,
-                                platform="slack", visible=visible, request=request)
+    async def visible():
+        scope = await (private_scope(assistant, by) if channel == by else scope_in(assistant, channel, by))
+        return await assistant.names_visible_to(scope)
+
+    outcome = await assistant.reindex(_ChannelMessage(client, channel), SLACK_STYLE, by=by, platform="slack",
+                                      visible=visible, request=request)
     if not outcome.told and privately is not None:  # busy, or e.g. the bot is not in that channel
         await privately(outcome.text)
     return outcome

@@ -8,7 +8,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import ASK_FOR_A_QUESTION, Question
-from bot.core.dedup import Dedup
+from bot.core.assistant import Assistant
 from bot.slack.blocks import NO_INDEX
 from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
@@ -31,23 +31,23 @@ def clean_question(text: str) -> str:
     return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
 
 
-async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
+async def first_time(assistant: Assistant, channel: str, ts: str) -> bool:
     """Slack sends `app_mention` and `message` for one mention: only the first handler answers."""
-    return await dedup.first_delivery("question", channel, ts, ttl=QUESTION_TTL)
+    return await assistant.first_delivery("question", channel, ts, ttl=QUESTION_TTL)
 
 
-async def mark_bot_thread(dedup: Dedup, channel: str, thread_ts: str) -> None:
+async def mark_bot_thread(assistant: Assistant, channel: str, thread_ts: str) -> None:
     """The bot answers in this thread: from now on its unmarked replies are follow-ups (on every replica)."""
-    await dedup.put("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD, BOT_THREAD_TTL)
+    await assistant.write_mark("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD, BOT_THREAD_TTL)
 
 
-async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thread_ts: str,
+async def bot_in_thread(client: AsyncWebClient, assistant: Assistant, channel: str, thread_ts: str,
                         bot_user_id: str | None, bot_id: str | None) -> bool:
     """Whether the bot answered in this thread. Slack is asked once a thread (Tier 3 rate limits, and a busy
     channel has many threads); its answer is kept in the shared store — a "no" for NOT_BOT_THREAD_TTL, and
     `mark_bot_thread` overwrites it the moment the bot answers there."""
     key = cache_key("bot-thread", channel, thread_ts)
-    known = await dedup.get("bot-thread", key)
+    known = await assistant.read_mark("bot-thread", key)
     if known is not None:
         return known == BOT_THREAD
     try:  # threads answered before a restart, or by another instance
@@ -55,11 +55,11 @@ async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thre
     except SlackApiError:
         return False
     if any(_is_bot(m, bot_user_id, bot_id) for m in replies.get("messages", [])):
-        await mark_bot_thread(dedup, channel, thread_ts)
+        await mark_bot_thread(assistant, channel, thread_ts)
         return True
     # Not over a mark the bot set while Slack was being asked (it began answering here meanwhile).
-    if not await dedup.put_if_absent(key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL):
-        return await dedup.get("bot-thread", key) == BOT_THREAD
+    if not await assistant.write_mark_if_absent(key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL):
+        return await assistant.read_mark("bot-thread", key) == BOT_THREAD
     return False
 
 
@@ -103,6 +103,7 @@ async def answer_in_thread(services: SlackServices, client: AsyncWebClient, even
                         team_id=event.get("team") or event.get("user_team"),
                         buffer_chars=settings.stream_buffer_chars, fallback_seconds=settings.fallback_update_seconds)
     user = event.get("user", "")
+    assistant = services.assistant
     question = Question(text=text, conversation=event["channel"], user=user, history=history,
-                        event_id=event_id, platform="slack", scope=await scope_in(services, event["channel"], user))
-    await services.answerer.answer(question, reply, no_index_message=NO_INDEX)
+                        event_id=event_id, platform="slack", scope=await scope_in(assistant, event["channel"], user))
+    await assistant.ask(question, reply, no_index_message=NO_INDEX)

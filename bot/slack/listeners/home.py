@@ -15,7 +15,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import NOT_IN_REVIEW, admin_review, cited_passage, override, passage_for_admin
+from bot.core.assistant import Assistant
+from bot.core.review import NOT_IN_REVIEW, cited_passage
 from bot.slack.blocks import cut, escape, source_modal
 from bot.slack.home import (
     CONFIRM_DEMOTION,
@@ -40,16 +41,16 @@ async def publish_home(services: SlackServices, client: AsyncWebClient, user: st
                        notice: str | None = None, channel: str = "") -> None:
     """Publish the Home tab `user` should see (admin or not); `channel`: their direct message with the app."""
     # Only what the viewer could be answered from in their direct message with the app.
-    scope = await private_scope(services, user, channel)
+    scope = await private_scope(services.assistant, user, channel)
     if await services.admins.is_admin(client, user):
         # The admins' review keeps to the admin's own scope too (Slack's workspace admins and owners count as
         # admins): the flagged passages and down-voted answers of documents they may not read are only
         # counted. The index status and the last reindex's report stay whole: counts and file names.
-        data = await asyncio.to_thread(_admin_data, services, scope)
+        data = await _admin_data(services.assistant, scope)
         data.notice = notice
         view = admin_home(data)
     else:
-        manifest = await asyncio.to_thread(services.manifest_for, scope)
+        manifest = await services.assistant.manifest_for(scope)
         view = user_home(manifest, bot_user, notice)
     try:
         await client.views_publish(user_id=user, view=view)
@@ -57,12 +58,11 @@ async def publish_home(services: SlackServices, client: AsyncWebClient, user: st
         _log.warning("could not publish the Home tab for %s: %s", user, exc.response.get("error"))
 
 
-def _admin_data(services: SlackServices, scope: Scope) -> AdminHome:
-    review = admin_review(services, scope)
-    return AdminHome(services.manifest(), review.items,
-                     running=services.reindexer.current, last=services.reindexer.last,
-                     min_voters=review.min_voters, hidden=review.hidden,
-                     sources=services.sources.rows() if services.sources is not None else None)
+async def _admin_data(assistant: Assistant, scope: Scope) -> AdminHome:
+    review = await assistant.review(scope)
+    return AdminHome(await assistant.manifest(), review.items,
+                     running=assistant.current_reindex, last=assistant.last_reindex,
+                     min_voters=review.min_voters, hidden=review.hidden, sources=await assistant.source_rows())
 
 
 def _questions_note(questions: list[str], shown: int = 5) -> str | None:
@@ -73,9 +73,9 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-def _override(services: SlackServices, chunk_id: str, action: str, user: str, scope: Scope) -> str:
-    """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
-    done = override(services, chunk_id, action, user, scope)
+async def _override(assistant: Assistant, chunk_id: str, action: str, user: str, scope: Scope) -> str:
+    """Confirm or undo what the votes on a passage do; the notice for the Home tab."""
+    done = await assistant.override(chunk_id, action, user, scope)
     if done is None:
         return NOT_IN_REVIEW
     mark = ":leftwards_arrow_with_hook:" if action == "undo" else ":white_check_mark:"
@@ -97,8 +97,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         notice = None
         if await services.admins.is_admin(client, user):
             kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
-            scope = await private_scope(services, user)
-            notice = await asyncio.to_thread(_override, services, action["value"], kind, user, scope)
+            scope = await private_scope(services.assistant, user)
+            notice = await _override(services.assistant, action["value"], kind, user, scope)
         await publish_home(services, client, user, context.get("bot_user_id"), notice)
 
     @app.action(SHOW_PASSAGE)
@@ -107,8 +107,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         user = body["user"]["id"]
         if not await services.admins.is_admin(client, user):
             return
-        scope = await private_scope(services, user)
-        passage = await asyncio.to_thread(passage_for_admin, services, action["value"], scope)
+        scope = await private_scope(services.assistant, user)
+        passage = await services.assistant.passage_for_admin(action["value"], scope)
         if passage is None:
             return  # no votes, or not listed for this admin: a hand-made button value gets nothing
         cited = passage.cited
@@ -122,7 +122,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await services.admins.is_admin(client, user):
             await publish_home(services, client, user, bot_user)
             return
-        if services.reindexer.running:
+        if services.assistant.reindexing:
             await _tell(client, user, HOME_BUSY)
             await publish_home(services, client, user, bot_user)
             return

@@ -4,12 +4,10 @@ typed the command."""
 
 from __future__ import annotations
 
-import asyncio
-
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.scopes.command import ScopeCommand, ScopeRequest, ScopeStyle
+from bot.core.scopes.command import ScopeRequest, ScopeStyle
 from bot.slack.blocks import escape
 from bot.slack.listeners.commands import respond_safely
 from bot.slack.places import PLATFORM, is_direct
@@ -19,12 +17,10 @@ STYLE = ScopeStyle(command="/scope", bold="*", person=lambda user: f"<@{user}>",
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:
-    scoping = ScopeCommand(services.scopes, services.documents, STYLE)
-
     @app.command("/scope")
     async def on_scope(ack, command: dict, client: AsyncWebClient, respond) -> None:
         await ack()  # before any Slack call: users.info may take longer than Slack's 3 seconds
         user, channel = command["user_id"], command["channel_id"]
         admin = await services.admins.is_admin(client, user)
         request = ScopeRequest(PLATFORM, channel, is_direct(channel), user, command.get("text") or "")
-        await respond_safely(respond, await asyncio.to_thread(scoping.run, request, admin))
+        await respond_safely(respond, await services.assistant.scope_command(request, admin, STYLE))

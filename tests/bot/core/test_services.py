@@ -24,4 +24,4 @@ def test_the_core_refuses_to_start_without_a_collaborator(missing):
 def test_slack_services_need_their_admin_check_given():
     settings = SlackSettings(_env_file=None, slack_bot_token="xoxb-test", slack_signing_secret="secret")
     with pytest.raises(TypeError, match="admins"):
-        SlackServices(**GIVEN, settings=settings)
+        SlackServices(assistant=None, settings=settings)
