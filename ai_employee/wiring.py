@@ -164,7 +164,7 @@ class KnowledgeBase:
         return report
 
     @property
-    def scope(self) -> str:
+    def index_id(self) -> str:
         """What names this knowledge base in Redis: replicas serving the same index share it — the same
         Milvus alias (wherever the replicas run), or with FAISS the same index path."""
         s = self.settings
@@ -181,7 +181,7 @@ class KnowledgeBase:
             return None
         from rag.index.coordination import VersionChannel
 
-        return VersionChannel(_secret(self.settings.redis_url), self.scope)
+        return VersionChannel(_secret(self.settings.redis_url), self.index_id)
 
     def index_lock(self, by: str = "") -> AbstractContextManager:
         """One build at a time: across replicas through Redis when it is configured, and always on the data dir."""
@@ -190,7 +190,7 @@ class KnowledgeBase:
         from rag.index.coordination import RedisIndexLock, whoami
 
         holder = f"{by} on {whoami()}" if by else whoami()
-        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.scope, holder), self.store.lock())
+        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.index_id, holder), self.store.lock())
 
     @cached_property
     def embedder(self) -> Embedder:

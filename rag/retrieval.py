@@ -236,7 +236,7 @@ class Retriever:
         began = time.perf_counter()
         snapshot = self.snapshot
         timings = SearchTimings()
-        scope = snapshot.scope(path_prefix, allowed)
+        row_filter = snapshot.row_filter(path_prefix, allowed)
         depth = max(top_k, self.fusion.candidates)
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
@@ -245,7 +245,7 @@ class Retriever:
             t0 = time.perf_counter()
             vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
             t1 = time.perf_counter()
-            result = snapshot.dense_ranking(vector, depth, scope)
+            result = snapshot.dense_ranking(vector, depth, row_filter)
             found["vector"] = vector
             timings.embed_ms = (t1 - t0) * 1000
             timings.dense_ms = (time.perf_counter() - t1) * 1000
@@ -253,7 +253,7 @@ class Retriever:
 
         def bm25() -> Ranking:
             t0 = time.perf_counter()
-            result, found["bm25"] = snapshot.bm25_ranking(query, depth, scope)
+            result, found["bm25"] = snapshot.bm25_ranking(query, depth, row_filter)
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
