@@ -13,7 +13,7 @@ from bot.core.scopes.groups import GroupDirectory
 from bot.core.scopes.overrides import Override, ScopeOverrides
 from rag.types import Scope
 
-OVERRIDE, FILE, DEFAULT, DM, EVERYTHING = "override", "file", "default", "dm", "everything"
+OVERRIDE, FILE, DEFAULT, DM, UNLIMITED = "override", "file", "default", "dm", "unlimited"
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Placement:
     """A place's collections and where they come from."""
 
     configured: Collections  # what the scopes file gives the place (None: every collection)
-    configured_by: str  # FILE (named there), DM or DEFAULT (the file's entries), EVERYTHING (no file or entry)
+    configured_by: str  # FILE (named there), DM or DEFAULT (the file's entries), UNLIMITED (no file or entry)
     override: Override | None = None  # set by an admin from chat: wins over the file
 
     @property
@@ -51,7 +51,7 @@ class ScopeResolver:
         for collections, source in ((self.file.dm, DM), (self.file.default, DEFAULT)):
             if collections is not None and (is_direct or source == DEFAULT):
                 return collections, source
-        return None, EVERYTHING
+        return None, UNLIMITED
 
     def placement(self, platform: str, place: str, is_direct: bool) -> Placement:
         """The place's collections now (blocking: reads the overrides, so a change counts at once)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.scopes import GroupDirectory, ScopeOverrides, ScopeResolver, ScopesFile
-from bot.core.scopes.resolver import DEFAULT, DM, EVERYTHING, FILE, OVERRIDE
+from bot.core.scopes.resolver import DEFAULT, DM, FILE, OVERRIDE, UNLIMITED
 from rag.types import Scope
 
 FILE_SCOPES = ScopesFile(default=frozenset({"public"}), dm=frozenset({"public", "hr"}),
@@ -31,7 +31,7 @@ def test_without_a_file_every_collection_is_searched_but_access_lists_still_coun
     resolver = ScopeResolver(ScopesFile(), ScopeOverrides(tmp_path / "scopes.sqlite3"))
     assert resolve(resolver, "C0HR", "U1", False) == Scope(None, frozenset()), "a channel: no access-listed document"
     assert resolve(resolver, "D0U1", "U1", True) == Scope(None, frozenset({"U1"}))
-    assert resolver.placement("slack", "C0HR", False).source == EVERYTHING
+    assert resolver.placement("slack", "C0HR", False).source == UNLIMITED
     only_default = ScopeResolver(ScopesFile(default=frozenset({"public"})))
     assert resolve(only_default, "D0U1", "U1", True).collections == {"public"}, "a DM never gets more than channels"
 
