@@ -20,12 +20,12 @@ from bot.core.review import (
     NOT_IN_REVIEW,
     STATUS,
     WORDS,
-    Overridden,
     Review,
+    VerdictGiven,
     VotedPassage,
     admin_review,
+    give_verdict,
     outside,
-    override,
     passage_for_admin,
     rules_note,
 )
@@ -163,7 +163,7 @@ def review_card(review: Review, notice: str | None = None, shown: tuple[str, Vot
     return {"type": "AdaptiveCard", "version": "1.5", "body": body}
 
 
-def notice_of(done: Overridden) -> str:
+def notice_of(done: VerdictGiven) -> str:
     return f"{'↩️' if done.action == 'undo' else '✅'} {done.sentence(lambda text: f'**{inert(text)}**')}"
 
 
@@ -213,7 +213,7 @@ class TeamsReview:
         if verb == SHOW:
             return _card_response(await self.card(activity, show=chunk_id))
         action, scope = "confirm" if verb == CONFIRM else "undo", await self.scope(activity)
-        done = await asyncio.to_thread(override, self.services, chunk_id, action, user_of(activity), scope)
+        done = await asyncio.to_thread(give_verdict, self.services, chunk_id, action, user_of(activity), scope)
         return _card_response(await self.card(activity, notice_of(done) if done else NOT_IN_REVIEW))
 
 

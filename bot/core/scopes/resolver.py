@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from bot.core.scopes.config import Collections, ScopesFile
 from bot.core.scopes.groups import GroupDirectory
-from bot.core.scopes.overrides import Override, ScopeOverrides
+from bot.core.scopes.overrides import ScopeOverride, ScopeOverrides
 from rag.types import Scope
 
 OVERRIDE, FILE, DEFAULT, DM, UNLIMITED = "override", "file", "default", "dm", "unlimited"
@@ -22,7 +22,7 @@ class Placement:
 
     configured: Collections  # what the scopes file gives the place (None: every collection)
     configured_by: str  # FILE (named there), DM or DEFAULT (the file's entries), UNLIMITED (no file or entry)
-    override: Override | None = None  # set by an admin from chat: wins over the file
+    override: ScopeOverride | None = None  # set by an admin from chat: wins over the file
 
     @property
     def collections(self) -> Collections:

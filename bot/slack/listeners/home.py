@@ -15,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.review import NOT_IN_REVIEW, admin_review, cited_passage, override, passage_for_admin
+from bot.core.review import NOT_IN_REVIEW, admin_review, cited_passage, give_verdict, passage_for_admin
 from bot.slack.blocks import cut, escape, source_modal
 from bot.slack.home import (
     CONFIRM_DEMOTION,
@@ -73,9 +73,9 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-def _override(services: SlackServices, chunk_id: str, action: str, user: str, scope: Scope) -> str:
+def _give_verdict(services: SlackServices, chunk_id: str, action: str, user: str, scope: Scope) -> str:
     """Confirm or undo what the votes on a passage do (blocking); the notice for the Home tab."""
-    done = override(services, chunk_id, action, user, scope)
+    done = give_verdict(services, chunk_id, action, user, scope)
     if done is None:
         return NOT_IN_REVIEW
     mark = ":leftwards_arrow_with_hook:" if action == "undo" else ":white_check_mark:"
@@ -91,14 +91,14 @@ def register(app: AsyncApp, services: SlackServices) -> None:
 
     @app.action(CONFIRM_DEMOTION)
     @app.action(UNDO_DEMOTION)
-    async def on_override(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
+    async def on_verdict(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
         await ack()
         user = body["user"]["id"]
         notice = None
         if await services.admins.is_admin(client, user):
             kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
             scope = await private_scope(services, user)
-            notice = await asyncio.to_thread(_override, services, action["value"], kind, user, scope)
+            notice = await asyncio.to_thread(_give_verdict, services, action["value"], kind, user, scope)
         await publish_home(services, client, user, context.get("bot_user_id"), notice)
 
     @app.action(SHOW_PASSAGE)
