@@ -334,7 +334,8 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
         cache,
         gate,
         rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,
-        answerer=ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking) if answer_endpoint else None,
+        answer_chat_model=(ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking)
+                           if answer_endpoint else None),
         config=PipelineConfig(top_k=s.top_k, max_answer_tokens=s.answer_max_tokens,
                               max_question_chars=s.max_question_chars, history_turns=s.history_turns,
                               history_chars=s.history_chars),
