@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
     from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
@@ -379,6 +381,8 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     Microsoft Graph tokens they would issue; `credentials`, what /ready says of each surface's."""
     from ai_employee.operations import Served, make_operations
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
@@ -472,6 +476,8 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str, c
     looks them up — Slack's when Slack credentials are set, Entra's when AIE_TEAMS_GROUPS is on (else the
     user's own id alone)."""
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)
@@ -528,14 +534,15 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: Ans
     """The shared core around `pipeline` and `scopes` (both built from the settings when not given)."""
     from bot.core.answering import Answerer
     from bot.core.config import ChatSettings
-    from bot.core.dedup import Dedup
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
     from bot.core.memory import ConversationMemory
     from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer, ReindexRun
     from bot.core.sources import SyncRequest, requester
     from bot.core.scopes.documents import Catalog
     from bot.core.services import CoreServices, IndexInfo
-    from cache import make_dedup_store
+    from cache import make_state_store
 
     chat = chat or ChatSettings()
     scopes = scopes or make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
@@ -581,15 +588,17 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: Ans
     reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot, finished=finished, sync=sync)
     kb.feedback.on_vote = metrics.voted
     metrics.observe(pipeline.cache, lambda: _served(kb))
-    dedup = Dedup(make_dedup_store(_secret(kb.settings.redis_url)))  # never evicted by the answer cache
+    state_store = make_state_store(_secret(kb.settings.redis_url))  # never evicted by the answer cache
+    conversation_state = ConversationState(state_store)
     return CoreServices(
         answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers, metrics=metrics),
         feedback=kb.feedback,
         reindexer=reindexer,
-        dedup=dedup,
+        deliveries=DeliveryMarks(state_store),
+        conversation_state=conversation_state,
         adjuster=kb.adjuster,  # the one the pipeline demotes with
         scopes=scopes,
-        memory=ConversationMemory(dedup),
+        memory=ConversationMemory(conversation_state),
         index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,
         sources=desk,

@@ -39,7 +39,7 @@ def create_app(services: SlackServices) -> AsyncApp:
     async def deduplicate_events(req: AsyncBoltRequest, resp: BoltResponse, next):  # noqa: A002 - Bolt's name
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         event_id_var.set(event_id or "")
-        if event_id and not await services.dedup.first_delivery("event", event_id, ttl=EVENT_TTL):
+        if event_id and not await services.deliveries.first_delivery("event", event_id, ttl=EVENT_TTL):
             retry = (req.headers.get("x-slack-retry-num") or ["0"])[0]
             _log.info("duplicate delivery of %s ignored (retry %s)", event_id, retry)
             return BoltResponse(status=200, body="")

@@ -133,8 +133,8 @@ class TeamsSurface:
             return False
         if not activity.id:
             return True
-        return await self.services.dedup.first_delivery("teams-activity", activity.conversation.id, activity.id,
-                                                        ttl=ACTIVITY_TTL)
+        return await self.services.deliveries.first_delivery("teams-activity", activity.conversation.id,
+                                                             activity.id, ttl=ACTIVITY_TTL)
 
     async def _on_message(self, context: TurnContext, _state: TurnState) -> None:
         if not await self._act_on(context):

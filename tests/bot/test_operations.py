@@ -112,8 +112,9 @@ def test_a_failed_reindex_gives_the_admin_a_short_reason_and_the_log_the_details
 def test_building_the_app_logs_no_unused_token_warning(monkeypatch, caplog):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")
     settings = SlackSettings(_env_file=None, slack_signing_secret="secret", slack_api_url="http://127.0.0.1:9/api")
-    services = SlackServices(answerer=None, feedback=None, reindexer=None, dedup=None, adjuster=None, scopes=None,
-                             memory=None, index=None, settings=settings, admins=SlackAdmins(settings.admins))
+    services = SlackServices(answerer=None, feedback=None, reindexer=None, deliveries=None, conversation_state=None,
+                             adjuster=None, scopes=None, memory=None, index=None, settings=settings,
+                             admins=SlackAdmins(settings.admins))
     with caplog.at_level(logging.DEBUG):
         app = create_app(services)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

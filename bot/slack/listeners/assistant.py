@@ -57,7 +57,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     @assistant.user_message
     async def user_message(payload: dict, body: dict, client: AsyncWebClient, context: dict,
                            set_status: AsyncSetStatus) -> None:
-        if not await first_time(services.dedup, payload["channel"], payload["ts"]):
+        if not await first_time(services.deliveries, payload["channel"], payload["ts"]):
             return
         text = clean_question(payload.get("text", ""))
         if not text:  # e.g. only a file or a mention: nothing to search for

@@ -8,7 +8,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.answering import ASK_FOR_A_QUESTION, Question
-from bot.core.dedup import Dedup
+from bot.core.conversation_state import ConversationState
+from bot.core.deliveries import DeliveryMarks
 from bot.slack.blocks import NO_INDEX
 from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
@@ -31,23 +32,23 @@ def clean_question(text: str) -> str:
     return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
 
 
-async def first_time(dedup: Dedup, channel: str, ts: str) -> bool:
+async def first_time(deliveries: DeliveryMarks, channel: str, ts: str) -> bool:
     """Slack sends `app_mention` and `message` for one mention: only the first handler answers."""
-    return await dedup.first_delivery("question", channel, ts, ttl=QUESTION_TTL)
+    return await deliveries.first_delivery("question", channel, ts, ttl=QUESTION_TTL)
 
 
-async def mark_bot_thread(dedup: Dedup, channel: str, thread_ts: str) -> None:
+async def mark_bot_thread(state: ConversationState, channel: str, thread_ts: str) -> None:
     """The bot answers in this thread: from now on its unmarked replies are follow-ups (on every replica)."""
-    await dedup.put("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD, BOT_THREAD_TTL)
+    await state.put("bot-thread", cache_key("bot-thread", channel, thread_ts), BOT_THREAD, BOT_THREAD_TTL)
 
 
-async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thread_ts: str,
+async def bot_in_thread(client: AsyncWebClient, state: ConversationState, channel: str, thread_ts: str,
                         bot_user_id: str | None, bot_id: str | None) -> bool:
     """Whether the bot answered in this thread. Slack is asked once a thread (Tier 3 rate limits, and a busy
     channel has many threads); its answer is kept in the shared store — a "no" for NOT_BOT_THREAD_TTL, and
     `mark_bot_thread` overwrites it the moment the bot answers there."""
     key = cache_key("bot-thread", channel, thread_ts)
-    known = await dedup.get("bot-thread", key)
+    known = await state.get("bot-thread", key)
     if known is not None:
         return known == BOT_THREAD
     try:  # threads answered before a restart, or by another instance
@@ -55,11 +56,11 @@ async def bot_in_thread(client: AsyncWebClient, dedup: Dedup, channel: str, thre
     except SlackApiError:
         return False
     if any(_is_bot(m, bot_user_id, bot_id) for m in replies.get("messages", [])):
-        await mark_bot_thread(dedup, channel, thread_ts)
+        await mark_bot_thread(state, channel, thread_ts)
         return True
     # Not over a mark the bot set while Slack was being asked (it began answering here meanwhile).
-    if not await dedup.put_if_absent(key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL):
-        return await dedup.get("bot-thread", key) == BOT_THREAD
+    if not await state.put_if_absent(key, NOT_BOT_THREAD, NOT_BOT_THREAD_TTL):
+        return await state.get("bot-thread", key) == BOT_THREAD
     return False
 
 

@@ -25,7 +25,7 @@ IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channe
 
 def register(app: AsyncApp, services: SlackServices) -> None:
     async def answer(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
-        if not await first_time(services.dedup, event["channel"], event["ts"]):
+        if not await first_time(services.deliveries, event["channel"], event["ts"]):
             return
         text = clean_question(event.get("text", ""))
         if not text:
@@ -35,7 +35,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if event.get("thread_ts"):
             history = await thread_history(client, event["channel"], event["thread_ts"], event["ts"],
                                            context.get("bot_user_id"), context.get("bot_id"))
-        await mark_bot_thread(services.dedup, event["channel"], event.get("thread_ts") or event["ts"])
+        await mark_bot_thread(services.conversation_state, event["channel"],
+                              event.get("thread_ts") or event["ts"])
         await answer_in_thread(services, client, event, text, history, body.get("event_id", ""))
 
     @app.event("app_mention")
@@ -52,6 +53,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         bot_user = context.get("bot_user_id")
         mentioned = bot_user and f"<@{bot_user}>" in event.get("text", "")
         if event.get("thread_ts") and not mentioned and await bot_in_thread(
-            client, services.dedup, event["channel"], event["thread_ts"], bot_user, context.get("bot_id")
+            client, services.conversation_state, event["channel"], event["thread_ts"], bot_user,
+            context.get("bot_id"),
         ):
             await answer(event, body, client, context)

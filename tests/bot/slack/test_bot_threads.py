@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.core.dedup import Dedup
+from bot.core.conversation_state import ConversationState
 from bot.slack.listeners.conversation import bot_in_thread, mark_bot_thread
 from cache import STATE_PREFIX, MemoryCache, RedisCache
 
@@ -29,12 +29,12 @@ class SlowReplies:
 
 
 @pytest.fixture(params=["memory", "redis"])
-def stores(request, redis_process) -> tuple[Dedup, Dedup]:
+def stores(request, redis_process) -> tuple[ConversationState, ConversationState]:
     if request.param == "memory":
         store = MemoryCache()
-        return Dedup(store), Dedup(store)
-    return Dedup(RedisCache(redis_process.url, key_prefix=STATE_PREFIX)), \
-        Dedup(RedisCache(redis_process.url, key_prefix=STATE_PREFIX))
+        return ConversationState(store), ConversationState(store)
+    return ConversationState(RedisCache(redis_process.url, key_prefix=STATE_PREFIX)), \
+        ConversationState(RedisCache(redis_process.url, key_prefix=STATE_PREFIX))
 
 
 def test_a_late_no_from_slack_does_not_undo_the_bots_own_mark(stores):
