@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from bot.core.conversation_state import ConversationState
-from bot.slack.listeners.conversation import bot_in_thread, mark_bot_thread
+from bot.slack.conversation import bot_in_thread, mark_bot_thread
 from cache import STATE_PREFIX, MemoryCache, RedisCache
 
 CHANNEL, THREAD = "C0GENERAL", "1700000000.000200"
