@@ -208,7 +208,8 @@ class VerdictGiven:
 NOT_IN_REVIEW = "That passage is not in your review, so nothing changed."
 
 
-def give_verdict(services: CoreServices, chunk_id: str, action: str, user: str, scope: Scope) -> VerdictGiven | None:
+def give_verdict(services: CoreServices, chunk_id: str, action: str, user: str,
+                 scope: Scope) -> VerdictGiven | None:
     """Confirm or undo what the votes on a passage do; the store keeps who did it and when. None (nothing
     done) for a passage of a document outside the reviewer's `scope`: their review never listed it."""
     passage = voted_passage(services, chunk_id)

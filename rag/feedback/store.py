@@ -6,8 +6,8 @@ default): older answers and their votes are pruned when the store opens and then
 in small batches so a vote never waits long. Votes are 👍/👎 on a whole answer (with an optional
 reason), or "this source is wrong" / "this source helped" on one citation; a person voting again on
 the same target changes their vote instead of adding one. Admins can confirm or undo what the votes
-on a passage do (their verdicts, kept in the `overrides` table). Several processes may share the file: `data_version` changes whenever
-any of them writes, so readers know to refresh.
+on a passage do (their verdicts, kept in the `overrides` table). Several processes may share the file:
+`data_version` changes whenever any of them writes, so readers know to refresh.
 """
 
 from __future__ import annotations
