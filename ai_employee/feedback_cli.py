@@ -122,23 +122,23 @@ def feedback_adjustments(
 @feedback_app.command("undo")
 def feedback_undo(chunk_id: Annotated[str, typer.Argument(help="The passage's chunk id (see `adjustments`).")]) -> None:
     """Void the votes on a passage so far: it is no longer demoted (new votes count again)."""
-    _override(chunk_id, "undo")
+    _record_verdict(chunk_id, "undo")
 
 
 @feedback_app.command("confirm")
 def feedback_confirm(chunk_id: Annotated[str, typer.Argument(help="The passage's chunk id (see `adjustments`).")]) -> None:
     """Confirm the flags on a passage as an admin: it is demoted for the questions it was flagged on."""
-    _override(chunk_id, "confirm")
+    _record_verdict(chunk_id, "confirm")
 
 
-def _override(chunk_id: str, action: str) -> None:
+def _record_verdict(chunk_id: str, action: str) -> None:
     import getpass
 
     kb = _kb()
     known = {a.chunk_id: a for a in kb.adjuster.adjustments()}
     if chunk_id not in known:
         fail(f"no votes on a passage with id {chunk_id}; `ai-employee feedback adjustments --all` lists them")
-    kb.feedback.override(chunk_id, action, f"cli:{getpass.getuser()}")
+    kb.feedback.record_verdict(chunk_id, action, f"cli:{getpass.getuser()}")
     after = {a.chunk_id: a for a in kb.adjuster.adjustments()}.get(chunk_id)
     status = after.status if after else "no votes count any more"
     stdout.print(f"{'Undone' if action == 'undo' else 'Confirmed'}: {known[chunk_id].cited.location} → {status}",

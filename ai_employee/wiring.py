@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
     from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
@@ -165,7 +167,7 @@ class KnowledgeBase:
         return report
 
     @property
-    def scope(self) -> str:
+    def index_id(self) -> str:
         """What names this knowledge base in Redis: replicas serving the same index share it — the same
         Milvus alias (wherever the replicas run), or with FAISS the same index path."""
         s = self.settings
@@ -182,7 +184,7 @@ class KnowledgeBase:
             return None
         from rag.index.coordination import VersionChannel
 
-        return VersionChannel(_secret(self.settings.redis_url), self.scope)
+        return VersionChannel(_secret(self.settings.redis_url), self.index_id)
 
     def index_lock(self, by: str = "") -> AbstractContextManager:
         """One build at a time: across replicas through Redis when it is configured, and always on the data dir."""
@@ -191,7 +193,7 @@ class KnowledgeBase:
         from rag.index.coordination import RedisIndexLock, whoami
 
         holder = f"{by} on {whoami()}" if by else whoami()
-        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.scope, holder), self.store.lock())
+        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.index_id, holder), self.store.lock())
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -338,7 +340,8 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
         cache,
         gate,
         rewriter=QueryRewriter(ChatModel(rewrite_endpoint)) if rewrite_endpoint else None,
-        answerer=ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking) if answer_endpoint else None,
+        answer_chat_model=(ChatModel(answer_endpoint, disable_thinking=s.answer_disable_thinking)
+                           if answer_endpoint else None),
         config=PipelineConfig(top_k=s.top_k, max_answer_tokens=s.answer_max_tokens,
                               max_question_chars=s.max_question_chars, history_turns=s.history_turns,
                               history_chars=s.history_chars),
@@ -384,6 +387,8 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     from ai_employee.operations import Served, make_operations
     from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
@@ -479,6 +484,8 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str, c
     looks them up — Slack's when Slack credentials are set, Entra's when AIE_TEAMS_GROUPS is on (else the
     user's own id alone)."""
     from bot.core.config import ChatSettings
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)
@@ -535,14 +542,15 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: Ans
     """The shared core around `pipeline` and `scopes` (both built from the settings when not given)."""
     from bot.core.answering import Answerer
     from bot.core.config import ChatSettings
-    from bot.core.dedup import Dedup
+    from bot.core.conversation_state import ConversationState
+    from bot.core.deliveries import DeliveryMarks
     from bot.core.memory import ConversationMemory
     from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer, ReindexRun
     from bot.core.sources import SyncRequest, requester
     from bot.core.scopes.documents import Catalog
     from bot.core.services import CoreServices, IndexInfo
-    from cache import make_dedup_store
+    from cache import make_state_store
 
     chat = chat or ChatSettings()
     scopes = scopes or make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
@@ -588,15 +596,17 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: Ans
     reindexer = Reindexer(refresh, lambda: kb.retriever.snapshot, finished=finished, sync=sync)
     kb.feedback.on_vote = metrics.voted
     metrics.observe(pipeline.cache, lambda: _served(kb))
-    dedup = Dedup(make_dedup_store(_secret(kb.settings.redis_url)))  # never evicted by the answer cache
+    state_store = make_state_store(_secret(kb.settings.redis_url))  # never evicted by the answer cache
+    conversation_state = ConversationState(state_store)
     return CoreServices(
         answerer=Answerer(pipeline, kb.feedback, max_concurrent=chat.max_concurrent_answers, metrics=metrics),
         feedback=kb.feedback,
         reindexer=reindexer,
-        dedup=dedup,
+        deliveries=DeliveryMarks(state_store),
+        conversation_state=conversation_state,
         adjuster=kb.adjuster,  # the one the pipeline demotes with
         scopes=scopes,
-        memory=ConversationMemory(dedup),
+        memory=ConversationMemory(conversation_state),
         index=IndexInfo(kb.store.current_manifest, live, Catalog(lambda: _live_passages(kb)).documents),
         metrics=metrics,
         sources=desk,

@@ -118,10 +118,10 @@ async def measure(kb: KnowledgeBase, pipeline, questions: list[str], idle_count:
 
 def old_wiring(kb: KnowledgeBase) -> None:
     """Before issue 17 item 12: one embedder (and its lock) for questions and indexing, at normal priority."""
-    import rag.index.embed_pipeline as embed_pipeline
+    import rag.index.embed_worker as embed_worker
 
     kb.__dict__["index_embedder"] = kb.embedder
-    embed_pipeline.lower_priority = lambda: None
+    embed_worker.lower_priority = lambda: None
 
 
 def main() -> None:

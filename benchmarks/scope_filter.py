@@ -98,7 +98,7 @@ def with_collections(snapshot: Snapshot, share: float, listed: float, seed: int 
 
 def exact_recall(snapshot: Snapshot, scope: Scope, vectors: list[np.ndarray], k: int = 10) -> float | None:
     """Share of the exact dense top k inside the scope that the filtered dense search finds."""
-    rows = snapshot.scope(None, scope)
+    rows = snapshot.row_filter(None, scope)
     if rows is None:
         return None
     found = 0

@@ -14,7 +14,7 @@ from cache.memory import MemoryCache
 if TYPE_CHECKING:
     from cache.redis_cache import RedisCache, redact_url
 
-__all__ = ["Cache", "CacheStats", "MemoryCache", "RedisCache", "cache_key", "make_cache", "make_dedup_store",
+__all__ = ["Cache", "CacheStats", "MemoryCache", "RedisCache", "cache_key", "make_cache", "make_state_store",
            "redact_url"]
 
 _log = logging.getLogger(__name__)
@@ -40,8 +40,8 @@ def make_cache(redis_url: str | None) -> Cache:
     return cache
 
 
-def make_dedup_store(redis_url: str | None, max_entries: int = 200_000) -> Cache:
-    """A store for de-duplication marks and conversation records, apart from the answer cache: Redis when a
+def make_state_store(redis_url: str | None, max_entries: int = 200_000) -> Cache:
+    """A store for delivery marks and conversation state, apart from the answer cache: Redis when a
     URL is given (shared by every instance; keys under STATE_PREFIX), else in-process (never evicted by
     the answer cache's entries)."""
     if not redis_url:

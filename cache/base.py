@@ -30,7 +30,7 @@ class CacheStats:
         with self._lock:
             (self.hits if hit else self.misses)[namespace] += 1
 
-    def snapshot(self) -> dict[str, object]:
+    def counts(self) -> dict[str, object]:
         with self._lock:
             names = sorted(set(self.hits) | set(self.misses))
             return {

@@ -72,19 +72,20 @@ class AnswerPipeline:
         gate: EvidenceGate,
         *,
         rewriter: QueryRewriter | None = None,
-        answerer: ChatModel | None = None,
+        answer_chat_model: ChatModel | None = None,
         config: PipelineConfig | None = None,
     ) -> None:
         self.finder = finder
         self.cache = cache
         self.gate = gate
         self.rewriter = rewriter
-        self.answerer = answerer
+        self.answer_chat_model = answer_chat_model
         self.config = config or PipelineConfig()
         self.rewrite = Rewrite(rewriter, cache, self.config.rewrite_ttl) if rewriter is not None else None
         self.pool = Pool(finder.vectors, self.config.top_k)
         self.evidence = GatherEvidence(finder.vectors, self.config.top_k)
-        self.generate = Generate(answerer, self.config.max_answer_tokens) if answerer is not None else None
+        self.generate = (Generate(answer_chat_model, self.config.max_answer_tokens)
+                         if answer_chat_model is not None else None)
         self.extract = Extract()
         self.cite = Cite(finder.vectors)
 
@@ -107,7 +108,7 @@ class AnswerPipeline:
             "rewrite": self.rewriter.name if self.rewriter else "none",
             "embed": self.finder.retriever.embedder.model_id,
             "rerank": self.finder.reranker.name if self.finder.reranker else f"none ({self._fusion_name} order)",
-            "answer": self.answerer.name if self.answerer else "extractive",
+            "answer": self.answer_chat_model.name if self.answer_chat_model else "extractive",
         }
 
     async def answer(self, question: str, history: list[tuple[str, str]] | None = None,

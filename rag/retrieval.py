@@ -245,7 +245,7 @@ class Retriever:
         began = time.perf_counter()
         snapshot = self.snapshot
         timings = SearchTimings()
-        scope = snapshot.scope(path_prefix, allowed)
+        row_filter = snapshot.row_filter(path_prefix, allowed)
         depth = max(top_k, self.fusion.candidates)
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
@@ -254,7 +254,7 @@ class Retriever:
             t0 = time.perf_counter()
             vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
             t1 = time.perf_counter()
-            result = snapshot.dense_ranking(vector, depth, scope)
+            result = snapshot.dense_ranking(vector, depth, row_filter)
             found["vector"] = vector
             timings.embed_ms = (t1 - t0) * 1000
             timings.dense_ms = (time.perf_counter() - t1) * 1000
@@ -262,7 +262,7 @@ class Retriever:
 
         def bm25() -> Ranking:
             t0 = time.perf_counter()
-            result, found["bm25"] = snapshot.bm25_ranking(query, depth, scope)
+            result, found["bm25"] = snapshot.bm25_ranking(query, depth, row_filter)
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
@@ -271,7 +271,7 @@ class Retriever:
             dense_future = self._pool.submit(dense)
             rankings["bm25"] = bm25()
             if self.fusion.method == "scores":
-                rankings.update(self._translated(snapshot, query, language, depth, scope))
+                rankings.update(self._translated(snapshot, query, language, depth, row_filter))
             rankings["dense"] = dense_future.result()
         elif mode == "dense":
             rankings["dense"] = dense()
@@ -296,13 +296,13 @@ class Retriever:
 
     @staticmethod
     def _translated(snapshot: SearchIndex, query: str, language: str, depth: int,
-                    scope: Any) -> dict[str, Ranking]:
+                    row_filter: Any) -> dict[str, Ranking]:
         """BM25's ranking of the question translated word for word: candidates in the other language that
         dense retrieval, across languages, ranks too low to bring (fused as any candidate is)."""
         translated = translated_query(query, language)
         if not translated.strip() or translated == query:
             return {}
-        return {"translated": snapshot.bm25_ranking(translated, depth, scope)[0]}
+        return {"translated": snapshot.bm25_ranking(translated, depth, row_filter)[0]}
 
     @staticmethod
     def _foreign(snapshot: SearchIndex, keys: list[Hashable], query: str, language: str,

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from bot.core import votes
 from bot.core.reindex import ReindexOutcome, ReindexRun, run_reindex
 from bot.core.review import (
-    Overridden,
     Review,
     SourceToShow,
     SourceVoted,
+    VerdictGiven,
     VotedPassage,
     admin_review,
-    override,
+    give_verdict,
     passage_for_admin,
     source_to_show,
     vote_on_source,
@@ -77,18 +77,18 @@ class Assistant:
 
     async def first_delivery(self, kind: str, *ids: str, ttl: int) -> bool:
         """True the first time (on any replica) a platform delivers what `ids` name; `kind` says what it is."""
-        return await self._core.dedup.first_delivery(kind, *ids, ttl=ttl)
+        return await self._core.deliveries.first_delivery(kind, *ids, ttl=ttl)
 
     async def read_mark(self, namespace: str, key: str) -> bytes | None:
-        """A mark kept beside the delivery marks (e.g. that the bot answered in a Slack thread)."""
-        return await self._core.dedup.get(namespace, key)
+        """A mark of the conversation state (e.g. that the bot answered in a Slack thread)."""
+        return await self._core.conversation_state.get(namespace, key)
 
     async def write_mark(self, namespace: str, key: str, value: bytes, ttl: int) -> None:
-        await self._core.dedup.put(namespace, key, value, ttl)
+        await self._core.conversation_state.put(namespace, key, value, ttl)
 
     async def write_mark_if_absent(self, key: str, value: bytes, ttl: int) -> bool:
         """Keep `value` unless `key` holds a mark already; True when this call kept it."""
-        return await self._core.dedup.put_if_absent(key, value, ttl)
+        return await self._core.conversation_state.put_if_absent(key, value, ttl)
 
     # ------------------------------------------------------------------------------------- votes
 
@@ -126,9 +126,9 @@ class Assistant:
     async def passage_for_admin(self, chunk_id: str, scope: Scope) -> VotedPassage | None:
         return await asyncio.to_thread(passage_for_admin, self._core, chunk_id, scope)
 
-    async def override(self, chunk_id: str, action: str, user: str, scope: Scope) -> Overridden | None:
+    async def give_verdict(self, chunk_id: str, action: str, user: str, scope: Scope) -> VerdictGiven | None:
         """An admin's "confirm" or "undo" on a flagged passage (None: outside their review, nothing done)."""
-        return await asyncio.to_thread(override, self._core, chunk_id, action, user, scope)
+        return await asyncio.to_thread(give_verdict, self._core, chunk_id, action, user, scope)
 
     # --------------------------------------------------------------------- the index and sources
 

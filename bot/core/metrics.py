@@ -102,7 +102,7 @@ class _Scraped:
         return []  # collected at scrape time only
 
     def collect(self) -> Iterator[Metric]:
-        stats = self.cache.stats.snapshot()["namespaces"]
+        stats = self.cache.stats.counts()["namespaces"]
         lookups = CounterMetricFamily("aie_cache_lookups", "Answer-cache lookups by namespace and result.",
                                       labels=["namespace", "result"])
         ratio = GaugeMetricFamily("aie_cache_hit_ratio", "Answer-cache hits / lookups since start, by namespace.",

@@ -188,7 +188,7 @@ def passage_for_admin(services: CoreServices, chunk_id: str, scope: Scope) -> Vo
 
 
 @dataclass(frozen=True)
-class Overridden:
+class VerdictGiven:
     """An admin's confirm or undo, done: on which passage, and its status after a confirm."""
 
     action: str  # "confirm" or "undo"
@@ -208,18 +208,19 @@ class Overridden:
 NOT_IN_REVIEW = "That passage is not in your review, so nothing changed."
 
 
-def override(services: CoreServices, chunk_id: str, action: str, user: str, scope: Scope) -> Overridden | None:
+def give_verdict(services: CoreServices, chunk_id: str, action: str, user: str,
+                 scope: Scope) -> VerdictGiven | None:
     """Confirm or undo what the votes on a passage do; the store keeps who did it and when. None (nothing
     done) for a passage of a document outside the reviewer's `scope`: their review never listed it."""
     passage = voted_passage(services, chunk_id)
     if passage is not None and not may_show(services.documents(), scope, passage.cited.file, where_answered=False):
         return None
-    services.feedback.override(chunk_id, action, user)
+    services.feedback.record_verdict(chunk_id, action, user)
     location = passage.cited.location if passage else None
     if action == "undo":
-        return Overridden(action, location)
+        return VerdictGiven(action, location)
     status = next((a.status for a in services.adjuster.adjustments() if a.chunk_id == chunk_id), None)
-    return Overridden(action, location, status)
+    return VerdictGiven(action, location, status)
 
 
 @dataclass(frozen=True)

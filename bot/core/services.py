@@ -1,6 +1,6 @@
 """What every chat surface shares, assembled by the composition root: one answerer (one concurrency limit),
-one feedback store, one reindexer (one reindex at a time across surfaces), one de-duplication store, one
-scope resolver (what each place and person may be answered from)."""
+one feedback store, one reindexer (one reindex at a time across surfaces), one store of delivery marks and
+conversation state, one scope resolver (what each place and person may be answered from)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.core.answering import Answerer
-from bot.core.dedup import Dedup
+from bot.core.conversation_state import ConversationState
+from bot.core.deliveries import DeliveryMarks
 from bot.core.memory import ConversationMemory
 from bot.core.reindex import Reindexer
 from bot.core.scopes.documents import Documents, readable_manifest, visible_files
@@ -42,7 +43,8 @@ class CoreServices:
     answerer: Answerer
     feedback: FeedbackStore
     reindexer: Reindexer
-    dedup: Dedup  # deliveries, questions and conversations seen (Redis when configured)
+    deliveries: DeliveryMarks  # events, activities and questions handled already (Redis when configured)
+    conversation_state: ConversationState  # the bot's threads, turns, each message's answer (likewise)
     adjuster: FeedbackAdjuster  # what the votes do to retrieval: the one the pipeline demotes with
     scopes: ScopeResolver  # what each place and person may be answered from
     memory: ConversationMemory  # each conversation's last turns and which message holds which answer

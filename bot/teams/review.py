@@ -20,8 +20,8 @@ from bot.core.review import (
     NOT_IN_REVIEW,
     STATUS,
     WORDS,
-    Overridden,
     Review,
+    VerdictGiven,
     VotedPassage,
     outside,
     rules_note,
@@ -159,7 +159,7 @@ def review_card(review: Review, notice: str | None = None, shown: tuple[str, Vot
     return {"type": "AdaptiveCard", "version": "1.5", "body": body}
 
 
-def notice_of(done: Overridden) -> str:
+def notice_of(done: VerdictGiven) -> str:
     return f"{'↩️' if done.action == 'undo' else '✅'} {done.sentence(lambda text: f'**{inert(text)}**')}"
 
 
@@ -205,7 +205,7 @@ class TeamsReview:
         if verb == SHOW:
             return _card_response(await self.card(activity, show=chunk_id))
         action, scope = "confirm" if verb == CONFIRM else "undo", await self.scope(activity)
-        done = await self.assistant.override(chunk_id, action, user_of(activity), scope)
+        done = await self.assistant.give_verdict(chunk_id, action, user_of(activity), scope)
         return _card_response(await self.card(activity, notice_of(done) if done else NOT_IN_REVIEW))
 
 

@@ -26,8 +26,8 @@ UNAVAILABLE = Unavailable("")
 
 
 class Generate:
-    def __init__(self, answerer: ChatModel, max_tokens: int) -> None:
-        self.answerer = answerer
+    def __init__(self, model: ChatModel, max_tokens: int) -> None:
+        self.model = model
         self.max_tokens = max_tokens
 
     async def run(self, ctx: AnswerContext) -> AsyncIterator[str]:
@@ -36,7 +36,7 @@ class Generate:
         prompt = build_prompt(ctx.question, ctx.sources, ctx.history, note=evidence_note(ctx.decision))
         produced = False
         try:
-            async for delta in self.answerer.stream(prompt.messages, max_tokens=self.max_tokens):
+            async for delta in self.model.stream(prompt.messages, max_tokens=self.max_tokens):
                 if not produced:
                     ctx.timings["first_token"] = ms(ctx.began)
                     produced = True

@@ -10,7 +10,7 @@ from rag.feedback.store import (
     CitationVote,
     CitedChunk,
     FeedbackStore,
-    Override,
+    PassageVerdict,
     RecordedAnswer,
     Vote,
     citation_target,
@@ -18,6 +18,6 @@ from rag.feedback.store import (
 
 __all__ = [
     "ANSWER", "REASONS", "Adjustment", "CitationVote", "CitedChunk", "FeedbackAdjuster", "FeedbackRules",
-    "FeedbackStore", "Override", "RecordedAnswer", "Vote", "citation_target", "down_voted_answers",
+    "FeedbackStore", "PassageVerdict", "RecordedAnswer", "Vote", "citation_target", "down_voted_answers",
     "evaluation_rows", "reorder", "summary", "write_evaluation_set",
 ]

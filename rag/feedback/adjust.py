@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rag.feedback.store import CitationVote, CitedChunk, FeedbackStore, Override
+from rag.feedback.store import CitationVote, CitedChunk, FeedbackStore, PassageVerdict
 from rag.types import EVERYTHING, Scope
 
 DAY = 86400.0
@@ -90,7 +90,7 @@ class FeedbackAdjuster:
             return
         with self._lock:
             votes = self.store.citation_votes()
-            self._voided, self._confirmed = _overrides(self.store.overrides())
+            self._voided, self._confirmed = _verdicts(self.store.verdicts())
             self._votes = [v for v in votes if v.updated > self._voided.get(v.chunk_id, -1.0)]
             dims = {len(v.question_vector) for v in self._votes if v.question_vector is not None}
             dim = max(dims, default=0)
@@ -165,15 +165,15 @@ class FeedbackAdjuster:
         return adjustment
 
 
-def _overrides(overrides: list[Override]) -> tuple[dict[str, float], dict[str, float]]:
+def _verdicts(verdicts: list[PassageVerdict]) -> tuple[dict[str, float], dict[str, float]]:
     voided: dict[str, float] = {}
     confirmed: dict[str, float] = {}
-    for override in overrides:  # in time order
-        if override.action == "undo":
-            voided[override.chunk_id] = override.created
-            confirmed.pop(override.chunk_id, None)
+    for verdict in verdicts:  # in time order
+        if verdict.action == "undo":
+            voided[verdict.chunk_id] = verdict.created
+            confirmed.pop(verdict.chunk_id, None)
         else:
-            confirmed[override.chunk_id] = override.created
+            confirmed[verdict.chunk_id] = verdict.created
     return voided, confirmed
 
 

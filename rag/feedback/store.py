@@ -6,8 +6,8 @@ default): older answers and their votes are pruned when the store opens and then
 in small batches so a vote never waits long. Votes are 👍/👎 on a whole answer (with an optional
 reason), or "this source is wrong" / "this source helped" on one citation; a person voting again on
 the same target changes their vote instead of adding one. Admins can confirm or undo what the votes
-on a passage do (`overrides`). Several processes may share the file: `data_version` changes whenever
-any of them writes, so readers know to refresh.
+on a passage do (their verdicts, kept in the `overrides` table). Several processes may share the file:
+`data_version` changes whenever any of them writes, so readers know to refresh.
 """
 
 from __future__ import annotations
@@ -91,7 +91,9 @@ class CitationVote:
 
 
 @dataclass(frozen=True)
-class Override:
+class PassageVerdict:
+    """An admin's confirm or undo of what the votes on a passage do."""
+
     chunk_id: str
     action: str  # "confirm" (demote now, as an admin's flag) or "undo" (votes so far no longer count)
     user: str
@@ -297,17 +299,17 @@ class FeedbackStore:
             out.append(CitationVote(chunk_id, user, value, bool(admin), updated, question, vector, cited, scope))
         return out
 
-    def override(self, chunk_id: str, action: str, user: str) -> None:
+    def record_verdict(self, chunk_id: str, action: str, user: str) -> None:
         if action not in ("confirm", "undo"):
-            raise ValueError("an override is 'confirm' or 'undo'")
+            raise ValueError("a verdict is 'confirm' or 'undo'")
         with self._lock:
             self._conn.execute("INSERT INTO overrides VALUES (?, ?, ?, ?)", (chunk_id, action, user, self._clock()))
             self._writes += 1
 
-    def overrides(self) -> list[Override]:
+    def verdicts(self) -> list[PassageVerdict]:
         with self._lock:
             rows = self._conn.execute("SELECT chunk_id, action, user, created FROM overrides ORDER BY created").fetchall()
-        return [Override(*row) for row in rows]
+        return [PassageVerdict(*row) for row in rows]
 
     def export(self, since: float | None = None) -> list[dict[str, Any]]:
         """Every vote with the answer it is about (question, answer text, cited chunks, index version)."""

@@ -18,7 +18,7 @@ from rag.access import MAX_IDS, merge_access, parse_ids, read_sidecar
 from rag.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
-from rag.index.embed_pipeline import EmbedPipeline
+from rag.index.embed_worker import EmbedWorker
 from rag.index.git_dates import commit_dates
 from rag.index.roots import refiled_name
 from rag.index.search_index import IndexStore, SearchIndex
@@ -229,25 +229,25 @@ class IndexBuilder:
             stale_builds_removed=stale,
             unchanged=len(carried),
         )
-        pipeline = EmbedPipeline(
+        worker = EmbedWorker(
             self.embedder,
             self.cache,
-            on_batch=lambda n: progress(IndexProgress("embed", pipeline.embedded, pipeline.queued)),
+            on_batch=lambda n: progress(IndexProgress("embed", worker.embedded, worker.queued)),
         ).start()
         try:
-            results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, git_dates, pipeline, report,
+            results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, git_dates, worker, report,
                                           progress, timings)
-            if pipeline.queued:
-                progress(IndexProgress("embed", pipeline.embedded, pipeline.queued, "finishing"))
+            if worker.queued:
+                progress(IndexProgress("embed", worker.embedded, worker.queued, "finishing"))
             waited = time.perf_counter()
-            pipeline.finish()
+            worker.finish()
             timings["embed_wait"] = time.perf_counter() - waited
         except BaseException:
-            pipeline.abort()
+            worker.abort()
             raise
-        timings["embed"] = pipeline.busy_seconds
-        report.embedded = pipeline.embedded
-        report.embed_busy = pipeline.busy_fraction
+        timings["embed"] = worker.busy_seconds
+        report.embedded = worker.embedded
+        report.embed_busy = worker.busy_fraction
 
         results = carried + results
         chunks = [c for r in results for c in r.chunks]
@@ -323,7 +323,7 @@ class IndexBuilder:
         prev_by_file: dict[str, list[Chunk]],
         reuse_chunks: bool,
         git_dates: dict[Path, str],
-        pipeline: EmbedPipeline,
+        worker: EmbedWorker,
         report: IndexReport,
         progress: Callable[[IndexProgress], None],
         timings: dict[str, float],
@@ -353,7 +353,7 @@ class IndexBuilder:
                 report.unchanged += 1
                 if result.metadata_updated:
                     report.metadata_updated.append(source.rel)
-            self._queue_missing_vectors(result.chunks, pipeline)
+            self._queue_missing_vectors(result.chunks, worker)
             began = time.perf_counter()
             result.tokens = self._tokens(result.chunks)
             tokenize_time += time.perf_counter() - began
@@ -423,12 +423,12 @@ class IndexBuilder:
         record = replace(prev, date=fallback.date, date_source=fallback.source)
         return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
-    def _queue_missing_vectors(self, chunks: list[Chunk], pipeline: EmbedPipeline) -> None:
+    def _queue_missing_vectors(self, chunks: list[Chunk], worker: EmbedWorker) -> None:
         texts = list(dict.fromkeys(c.indexed_text for c in chunks))
         have = self.cache.get_vectors(self.embedder.model_id, (text_key(t) for t in texts))
         missing = [t for t in texts if text_key(t) not in have]
         if missing:
-            pipeline.submit(missing)
+            worker.submit(missing)
 
     def _assemble(
         self,

@@ -41,8 +41,8 @@ class RedisIndexLock:
     """A context manager: the one reindex allowed on this knowledge base, across every replica (redis-py's
     `Lock`, whose token also says who holds it and since when, for the admin who finds it taken)."""
 
-    def __init__(self, url: str, scope: str, holder: str, ttl: float = 30.0) -> None:
-        self.url, self.key, self.ttl = url, f"{KEY_PREFIX}:reindex-lock:{scope}", ttl
+    def __init__(self, url: str, index_id: str, holder: str, ttl: float = 30.0) -> None:
+        self.url, self.key, self.ttl = url, f"{KEY_PREFIX}:reindex-lock:{index_id}", ttl
         self.holder = holder
         self._client = _client(url)
         self._lock = self._client.lock(self.key, timeout=ttl, blocking=False, thread_local=False)
@@ -118,9 +118,9 @@ def _describe(value: str | None) -> str | None:
 class VersionChannel:
     """The index version every replica should serve, announced by the one that published it."""
 
-    def __init__(self, url: str, scope: str) -> None:
+    def __init__(self, url: str, index_id: str) -> None:
         self.url = url
-        self.key = self.channel = f"{KEY_PREFIX}:index-version:{scope}"
+        self.key = self.channel = f"{KEY_PREFIX}:index-version:{index_id}"
         self._client = _client(url)
 
     def announce(self, version: str) -> bool:

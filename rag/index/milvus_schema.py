@@ -179,7 +179,7 @@ def prefix_filter(prefix: str | None) -> str | None:
     return f"file == {quote(prefix)} or array_contains(folders, {quote(prefix)})"
 
 
-def scope_filter(prefix: str | None, allowed: Scope, legacy: bool = False) -> str | None:
+def row_filter(prefix: str | None, allowed: Scope, legacy: bool = False) -> str | None:
     """The path prefix and what `allowed` lets through, as one filter expression (None: no filter).
     `legacy`: a collection written before collections and access lists (its first folder is the collection)."""
     parts = [f"({where})" for where in [prefix_filter(prefix)] if where]

@@ -19,7 +19,7 @@ from rag.index.milvus_schema import (
     ids_filter,
     normalise,
     row_chunk,
-    scope_filter,
+    row_filter,
 )
 from rag.index.snapshot import Manifest
 from rag.types import EVERYTHING, Chunk, Scope
@@ -112,21 +112,21 @@ class MilvusSnapshot:
         with self._lock:
             return self._cache[chunk_id][1]
 
-    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> str | None:
-        return scope_filter(prefix, allowed, legacy=self.legacy)
+    def row_filter(self, prefix: str | None, allowed: Scope = EVERYTHING) -> str | None:
+        return row_filter(prefix, allowed, legacy=self.legacy)
 
-    def dense_ranking(self, vector: np.ndarray, k: int, scope: str | None) -> list[tuple[str, float]]:
+    def dense_ranking(self, vector: np.ndarray, k: int, row_filter: str | None) -> list[tuple[str, float]]:
         found = call(self.client.search, self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()],
-                           anns_field="dense", limit=k, filter=scope or "", output_fields=["id"],
+                           anns_field="dense", limit=k, filter=row_filter or "", output_fields=["id"],
                            search_params={"metric_type": "IP", "params": {"ef": max(HNSW_EF, k)}})
         return [(hit["id"], float(hit["distance"])) for hit in found[0]]
 
-    def bm25_ranking(self, query: str, k: int, scope: str | None) -> tuple[list[tuple[str, float]], None]:
-        return self._bm25(query, k, scope), None
+    def bm25_ranking(self, query: str, k: int, row_filter: str | None) -> tuple[list[tuple[str, float]], None]:
+        return self._bm25(query, k, row_filter), None
 
-    def _bm25(self, query: str, k: int, scope: str | None) -> list[tuple[str, float]]:
+    def _bm25(self, query: str, k: int, row_filter: str | None) -> list[tuple[str, float]]:
         found = call(self.client.search, self.collection, data=[normalise(query)], anns_field="sparse",
-                           limit=k, filter=scope or "", output_fields=["id"], search_params={"metric_type": "BM25"})
+                           limit=k, filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
         # Milvus Lite 3.2 reports BM25 as a negated distance, the server as the score: BM25 is never negative.
         ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
         return [(key, score) for key, score in ranked if score > 0]

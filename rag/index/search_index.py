@@ -2,7 +2,7 @@
 bm25s snapshot (rag.index.snapshot.Snapshot) or a Milvus collection (rag.index.milvus_search.MilvusSnapshot).
 
 Rankings are (key, score) lists; a key is whatever the backend addresses a chunk by (a row, a chunk id) and
-is only handed back to the same index. A scope restricts a search to a path prefix and to what a
+is only handed back to the same index. A row filter restricts a search to a path prefix and to what a
 rag.types.Scope allows (collections, access lists), in the backend's form: rows, or a filter expression.
 """
 
@@ -45,11 +45,11 @@ class SearchIndex(Protocol):
 
     def vector(self, chunk_id: str) -> np.ndarray: ...
 
-    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> Any: ...
+    def row_filter(self, prefix: str | None, allowed: Scope = EVERYTHING) -> Any: ...
 
-    def dense_ranking(self, vector: np.ndarray, k: int, scope: Any) -> Ranking: ...
+    def dense_ranking(self, vector: np.ndarray, k: int, row_filter: Any) -> Ranking: ...
 
-    def bm25_ranking(self, query: str, k: int, scope: Any) -> tuple[Ranking, Any]:
+    def bm25_ranking(self, query: str, k: int, row_filter: Any) -> tuple[Ranking, Any]:
         """The ranking and what `exact_scores` may reuse of it."""
         ...
 

@@ -143,9 +143,9 @@ class Snapshot:
     def vector(self, chunk_id: str) -> np.ndarray:
         return np.asarray(self.dense.vectors[self.row_of[chunk_id]], dtype=np.float32)
 
-    # The search interface (rag.index.search_index.SearchIndex): keys are rows, a scope is an array of rows.
+    # The search interface (rag.index.search_index.SearchIndex): keys are rows, a row filter is an array of rows.
 
-    def scope(self, prefix: str | None, allowed: Scope = EVERYTHING) -> np.ndarray | None:
+    def row_filter(self, prefix: str | None, allowed: Scope = EVERYTHING) -> np.ndarray | None:
         rows: np.ndarray | None = None
         if prefix and prefix.strip("/"):
             prefix = prefix.strip("/")
@@ -182,14 +182,14 @@ class Snapshot:
         """Rows of documents with an access list."""
         return [i for i, chunk in enumerate(self.chunks) if chunk.access]
 
-    def dense_ranking(self, vector: np.ndarray, k: int, scope: np.ndarray | None) -> list[tuple[int, float]]:
-        return self.dense.search(vector, k, scope)
+    def dense_ranking(self, vector: np.ndarray, k: int, row_filter: np.ndarray | None) -> list[tuple[int, float]]:
+        return self.dense.search(vector, k, row_filter)
 
     def bm25_ranking(self, query: str, k: int,
-                     scope: np.ndarray | None) -> tuple[list[tuple[int, float]], np.ndarray | None]:
+                     row_filter: np.ndarray | None) -> tuple[list[tuple[int, float]], np.ndarray | None]:
         tokens = tokenize(query)
         scores = self.lexical.scores(tokens)
-        return self.lexical.search(tokens, k, scope, scores=scores), scores
+        return self.lexical.search(tokens, k, row_filter, scores=scores), scores
 
     def exact_scores(self, keys: list[int], vector: np.ndarray, query: str,
                      bm25_state: np.ndarray | None) -> dict[str, dict[int, float]]:

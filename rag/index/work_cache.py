@@ -60,14 +60,14 @@ class WorkCache:
         rows = [(tokenizer, key, _TOKEN_SEP.join(toks)) for key, toks in zip(keys, tokens)]
         self._write("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)", rows)
 
-    def _select(self, sql: str, scope: str, keys: Iterable[bytes]) -> list[tuple[bytes, object]]:
+    def _select(self, sql: str, producer: str, keys: Iterable[bytes]) -> list[tuple[bytes, object]]:
         wanted = list(dict.fromkeys(keys))
         rows: list[tuple[bytes, object]] = []
         with self._lock:
             for i in range(0, len(wanted), 500):
                 part = wanted[i : i + 500]
                 marks = ",".join("?" * len(part))
-                rows.extend(self._conn.execute(f"{sql} AND key IN ({marks})", (scope, *part)))
+                rows.extend(self._conn.execute(f"{sql} AND key IN ({marks})", (producer, *part)))
         return rows
 
     def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:

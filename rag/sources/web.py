@@ -33,7 +33,7 @@ from rag.sources.web_extract import read_page
 from rag.sources.web_http import TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable, shown
 from rag.sources.web_mirror import Mirror
 from rag.sources.web_site import GONE, Reached, Site
-from rag.sources.web_urls import Scope
+from rag.sources.web_urls import CrawlBounds
 
 STATE_VERSION = 1
 _HTML = {"text/html", "application/xhtml+xml"}
@@ -68,7 +68,7 @@ class WebConnector:
         self.spec = spec
         self.name = spec.name
         try:
-            self.scope = Scope.of(spec.url)
+            self.bounds = CrawlBounds.of(spec.url)
         except ValueError:
             raise SourceError(f"{spec.name}: url must be an http or https URL") from None
         self._env = env
@@ -88,11 +88,11 @@ class WebConnector:
                 reached = site.start(lambda _: {})
                 if listed is not None:
                     found = len(dict.fromkeys([reached.url, *listed]))
-                    detail = f"sitemap lists {found} pages under {shown(self.scope.start)}"
+                    detail = f"sitemap lists {found} pages under {shown(self.bounds.start)}"
                 else:
                     page = read_page(reached.answer.body, reached.url) if _kind(reached.answer) in _HTML else None
                     found = 1 + len([u for u in (page.links if page else []) if site.allowed(u) and u != reached.url])
-                    detail = f"no sitemap; the start page links to {found - 1} pages under {shown(self.scope.start)}"
+                    detail = f"no sitemap; the start page links to {found - 1} pages under {shown(self.bounds.start)}"
         except SourceError as exc:
             return CheckReport(False, detail=str(exc))
         limit = f" (max_pages {self.spec.max_pages})" if found > self.spec.max_pages else ""
@@ -105,18 +105,18 @@ class WebConnector:
             if not token:
                 raise SourceError(f"{self.spec.token_env} is not set (the token of {self.name})",
                                   variable=self.spec.token_env)
-        return _Session(self.spec, self.scope, token, self._client, self._sleep)
+        return _Session(self.spec, self.bounds, token, self._client, self._sleep)
 
 
 class _Session:
     """A Site with its Fetcher and, unless one was given, its own HTTP client, closed after."""
 
-    def __init__(self, spec: WebSource, scope: Scope, token: str | None, client: httpx.Client | None,
+    def __init__(self, spec: WebSource, bounds: CrawlBounds, token: str | None, client: httpx.Client | None,
                  sleep: Callable[[float], None]) -> None:
         self._own = client is None
         self._client = client or httpx.Client(timeout=TIMEOUT)
-        fetcher = Fetcher(site=scope.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep)
-        self.site = Site(spec, scope, fetcher)
+        fetcher = Fetcher(site=bounds.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep)
+        self.site = Site(spec, bounds, fetcher)
 
     def __enter__(self) -> Site:
         return self.site
@@ -204,7 +204,7 @@ class _Crawl:
     def run(self) -> Fetched:
         self.site.read_robots()
         listed = self.site.sitemap_pages()
-        start, limit = self.site.scope.start, self.site.spec.max_pages
+        start, limit = self.site.bounds.start, self.site.spec.max_pages
         self.progress(1, min(limit, len(listed or ()) + 1), start)
         self.seen.add(start)
         links = self._settle(start, self.site.start(self._validators))
@@ -303,7 +303,7 @@ class _Crawl:
         if old is not None and old.name:
             self._remove(url)  # served as another kind of file now: a new name, the old file goes
         taken = {n for n, owner in self.taken.items() if owner != url}
-        name = self.mirror.unique_name(url, self.site.scope, suffix, taken)
+        name = self.mirror.unique_name(url, self.site.bounds, suffix, taken)
         self.taken[name.lower()] = url
         return name
 
@@ -339,7 +339,7 @@ class _Crawl:
     def _recheck_unreached(self) -> None:
         """Pages we had that this crawl did not reach: asked for directly, removed only when gone."""
         for url in [u for u in self.old if u not in self.seen and u not in self.records]:
-            if not self.site.scope.contains(url):
+            if not self.site.bounds.contains(url):
                 self._remove(url)  # the source's url changed: no longer one of its pages
             elif not self.site.robots.can_fetch(url, USER_AGENT):
                 self._keep(url, "robots.txt disallows it now", failed=False)

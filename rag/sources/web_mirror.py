@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
 
-from rag.sources.web_urls import Scope
+from rag.sources.web_urls import CrawlBounds
 
 _UNSAFE = re.compile(r"[^a-z0-9_-]+")
 _PAGE_SUFFIXES = re.compile(r"\.(html?|xhtml|shtml|php\d?|aspx?|jsp|cfm|cgi)$", re.IGNORECASE)
@@ -37,9 +37,9 @@ def _slug(part: str) -> str:
     return _UNSAFE.sub("-", ascii_part).strip("-_")
 
 
-def readable_name(url: str, scope: Scope, suffix: str) -> str:
+def readable_name(url: str, bounds: CrawlBounds, suffix: str) -> str:
     """The name `url` gets in the mirror before uniqueness is checked (`suffix`: ".md", ".pdf"…)."""
-    path, _, query = scope.relative(url).partition("?")
+    path, _, query = bounds.relative(url).partition("?")
     parts = [p for p in unquote(path).split("/") if p not in ("", ".", "..")]
     if not parts or path.endswith("/"):
         parts.append("index")
@@ -68,9 +68,9 @@ class Mirror:
         root.mkdir(parents=True, exist_ok=True)
         self._resolved = root.resolve()
 
-    def unique_name(self, url: str, scope: Scope, suffix: str, taken: set[str]) -> str:
+    def unique_name(self, url: str, bounds: CrawlBounds, suffix: str, taken: set[str]) -> str:
         """A name for `url` that none of `taken` (lower-cased names) has, even on a case-blind file system."""
-        name = readable_name(url, scope, suffix)
+        name = readable_name(url, bounds, suffix)
         if name.lower() in taken:
             stem = name[: -len(suffix)]
             name = f"{stem}-{_hash(url)}{suffix}"

@@ -14,7 +14,7 @@ from protego import Protego
 from rag.sources.base import SourceError
 from rag.sources.config import WebSource
 from rag.sources.web_http import USER_AGENT, Answer, Fetcher, Unreachable, shown
-from rag.sources.web_urls import Scope, normalize, origin, parse_sitemap
+from rag.sources.web_urls import CrawlBounds, normalize, origin, parse_sitemap
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 GONE = frozenset({404, 410})
@@ -35,16 +35,16 @@ class Reached:
 class Site:
     """The site of one web source, read through one Fetcher."""
 
-    def __init__(self, spec: WebSource, scope: Scope, fetcher: Fetcher) -> None:
+    def __init__(self, spec: WebSource, bounds: CrawlBounds, fetcher: Fetcher) -> None:
         self.spec = spec
-        self.scope = scope
+        self.bounds = bounds
         self.fetcher = fetcher
         self.robots = Protego.parse("")
-        self._host = urlsplit(scope.start).netloc
+        self._host = urlsplit(bounds.start).netloc
 
     def allowed(self, url: str) -> bool:
         """In the source, possibly a document, and allowed by robots.txt."""
-        return self.scope.wanted(url) and self.robots.can_fetch(url, USER_AGENT)
+        return self.bounds.wanted(url) and self.robots.can_fetch(url, USER_AGENT)
 
     def follow(self, url: str, allowed: Callable[[str], bool], headers: Callable[[str], dict[str, str]]) -> Reached:
         """GET `url` (with `headers(url)`), following redirects whose target is `allowed`. Raises Unreachable."""
@@ -60,7 +60,7 @@ class Site:
 
     def start(self, headers: Callable[[str], dict[str, str]]) -> Reached:
         """The start page (the source's url), answered 200 or 304; anything else raises SourceError."""
-        start = self.scope.start
+        start = self.bounds.start
         if not self.robots.can_fetch(start, USER_AGENT):
             raise SourceError(f"robots.txt of {self._host} disallows {shown(start)} for {self.spec.name}")
         try:
@@ -75,8 +75,8 @@ class Site:
     def read_robots(self) -> None:
         """robots.txt (RFC 9309): a 4xx allows everything; a 5xx or no answer stops the fetch. Its
         Crawl-delay spaces the requests when longer than the source's delay (up to a minute)."""
-        url = f"{self.scope.origin}/robots.txt"
-        reached = self._get(url, "robots.txt", lambda u: origin(u) == self.scope.origin)
+        url = f"{self.bounds.origin}/robots.txt"
+        reached = self._get(url, "robots.txt", lambda u: origin(u) == self.bounds.origin)
         answer = reached.answer
         if answer is None or _absent(answer):
             self.robots = Protego.parse("")
@@ -90,16 +90,16 @@ class Site:
     def sitemap_pages(self) -> list[str] | None:
         """The source's pages the sitemaps list (robots.txt's `Sitemap:` lines, else sitemap.xml in the
         source's folder or at the site's root), in their order; None when there is no sitemap of them."""
-        declared = [u for u in (normalize(s, self.scope.origin) for s in self.robots.sitemaps)
-                    if u and origin(u) == self.scope.origin]
-        todo = deque(dict.fromkeys(declared or [f"{self.scope.origin}{self.scope.folder}sitemap.xml",
-                                                f"{self.scope.origin}/sitemap.xml"]))
+        declared = [u for u in (normalize(s, self.bounds.origin) for s in self.robots.sitemaps)
+                    if u and origin(u) == self.bounds.origin]
+        todo = deque(dict.fromkeys(declared or [f"{self.bounds.origin}{self.bounds.folder}sitemap.xml",
+                                                f"{self.bounds.origin}/sitemap.xml"]))
         pages: dict[str, None] = {}
         read = 0
         while todo and read < MAX_SITEMAPS:
             url = todo.popleft()
             read += 1
-            answer = self._get(url, f"the sitemap {shown(url)}", lambda u: origin(u) == self.scope.origin).answer
+            answer = self._get(url, f"the sitemap {shown(url)}", lambda u: origin(u) == self.bounds.origin).answer
             if answer is None or _absent(answer):
                 continue  # no sitemap there
             if answer.status != 200 or answer.too_large:
@@ -109,7 +109,7 @@ class Site:
                 continue
             located = [u for u in (normalize(loc, url) for loc in sitemap.locations) if u]
             if sitemap.is_index:
-                todo.extend(u for u in located if origin(u) == self.scope.origin)
+                todo.extend(u for u in located if origin(u) == self.bounds.origin)
             else:
                 pages.update((u, None) for u in located if self.allowed(u))
         return list(pages) or None

@@ -78,7 +78,7 @@ def origin(url: str) -> str:
 
 
 @dataclass(frozen=True)
-class Scope:
+class CrawlBounds:
     """The URLs of one web source: same scheme and host as its `url`, and a path under its folder (the
     folder itself included: `https://x/policies` covers `/policies`, `/policies/` and `/policies/…`)."""
 
@@ -87,7 +87,7 @@ class Scope:
     folder: str  # the path prefix, ending with "/"
 
     @classmethod
-    def of(cls, url: str) -> Scope:
+    def of(cls, url: str) -> CrawlBounds:
         start = normalize(url, url)
         if start is None:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -109,7 +109,7 @@ class Scope:
         return f"{rel}?{parts.query}" if parts.query else rel
 
     def wanted(self, url: str | None) -> bool:
-        """In scope and possibly a document (not a stylesheet, an image, an archive…)."""
+        """In bounds and possibly a document (not a stylesheet, an image, an archive…)."""
         return url is not None and self.contains(url) and not _NOT_DOCUMENTS.search(urlsplit(url).path)
 
 

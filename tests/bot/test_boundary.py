@@ -6,12 +6,12 @@ Within bot/core they go through its facade, `bot.core.assistant.Assistant`, and 
 behind it. The rule, as checked (imports at any depth, TYPE_CHECKING ones too):
 - an adapter imports nothing of `bot.core.services`, and no name of another bot.core module (the facade's
   own module aside) that is a collaborator or works on one: a class named by a `CoreServices` field's type
-  (`Answerer`, `FeedbackStore`, `Reindexer`, `Dedup`, `ScopeResolver`, `ConversationMemory`, `SourceDesk`…;
+  (`Answerer`, `FeedbackStore`, `Reindexer`, `DeliveryMarks`, `ConversationState`, `ScopeResolver`, `ConversationMemory`, `SourceDesk`…;
   read from CoreServices itself, so a new field counts at once), or a function or class whose signature or
   fields name CoreServices or one of those (`vote_on_source(services, …)`, `run_reindex(reindexer, …)`,
   `ScopeCommand(resolver, …)`); importing a module whole counts as importing every name in it;
 - nothing in an adapter reads a CoreServices field or method off a `services` (`services.feedback`,
-  `self.services.dedup`, `services.manifest_for`), nor anything private off an `assistant` (`assistant._core`);
+  `self.services.deliveries`, `services.manifest_for`), nor anything private off an `assistant` (`assistant._core`);
 - the facade keeps its collaborators private (no public attribute of an `Assistant`).
 Neutral values, constants and shared text helpers (`Question`, `SourceVoted`, `TextStyle`, `GONE`…) stay
 importable."""
@@ -195,7 +195,7 @@ def test_the_facade_scan_can_fail():
         "def f(services, assistant, self, report):\n"
         "    import bot.core.services\n"
         "    services.feedback.vote()\n"
-        "    self.services.dedup.first_delivery()\n"
+        "    self.services.deliveries.first_delivery()\n"
         "    assistant._core.memory\n"
         "    services.manifest_for(None)\n"
         "    return services.settings, services.assistant.ask, report.sources, assistant.review\n")
@@ -205,8 +205,8 @@ def test_the_facade_scan_can_fail():
         "bot.core.review.vote_on_source", "bot.core.scopes.command.ScopeCommand", "bot.core.services",
         "bot.core.services.Manifest", "bot.core.votes.vote_on_answer"]
     assert sorted(chain for _, chain in _past_the_facade(tree, fields)) == [
-        "assistant._core", "services.dedup", "services.feedback", "services.manifest_for"]
-    assert {"Answerer", "FeedbackStore", "Reindexer", "Dedup", "ScopeResolver", "ConversationMemory",
+        "assistant._core", "services.deliveries", "services.feedback", "services.manifest_for"]
+    assert {"Answerer", "FeedbackStore", "Reindexer", "DeliveryMarks", "ConversationState", "ScopeResolver", "ConversationMemory",
             "SourceDesk"} <= types
 
 

@@ -277,7 +277,7 @@ def test_the_teams_review_shows_an_admin_only_what_their_scope_may_read_and_coun
         assert doc.tag not in shown and "outside your scope" in shown
         confirmed = post(running, card_action(connector, "review/confirm", {"chunk": chunks[doc.rel].id})).text
         assert doc.tag not in confirmed and "That passage is not in your review, so nothing changed." in confirmed
-    assert services.feedback.overrides() == [], "nothing outside the admin's scope was confirmed"
+    assert services.feedback.verdicts() == [], "nothing outside the admin's scope was confirmed"
 
 
 def move_documents(running, docs_dir, docs: list[Document]) -> list[Document]:

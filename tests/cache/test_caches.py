@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cache import MemoryCache, RedisCache, cache_key, make_cache, make_dedup_store
+from cache import MemoryCache, RedisCache, cache_key, make_cache, make_state_store
 from tests.processes import free_port
 
 
@@ -21,7 +21,7 @@ def test_get_set_and_counters(cache):
     assert cache.get("rewrite", key) is None
     cache.set("rewrite", key, "差旅 伙食补助 标准".encode(), ttl=60)
     assert cache.get("rewrite", key).decode() == "差旅 伙食补助 标准"
-    assert cache.stats.snapshot()["namespaces"]["rewrite"] == {"hits": 1, "misses": 1}
+    assert cache.stats.counts()["namespaces"]["rewrite"] == {"hits": 1, "misses": 1}
 
 
 def test_entries_expire(cache):
@@ -79,7 +79,7 @@ def test_redis_credentials_never_reach_the_log(caplog):
     with caplog.at_level(logging.DEBUG):
         cache = make_cache(url)
         cache.get("rewrite", "k")
-        make_dedup_store(url).add("event", b"1", ttl=60)
+        make_state_store(url).add("event", b"1", ttl=60)
     assert "s3cret" not in caplog.text
     assert "redis://***@127.0.0.1" in caplog.text and "password=***" in caplog.text
 

@@ -59,7 +59,7 @@ def test_repeated_question_is_served_from_redis(setup):
     assert calls[0] >= 2 and calls[1] == 1 and calls[2] == 2, "first time: embed both queries, rewrite once, retrieve twice"
     assert after == calls, "second time: no rewrite, embedding or retrieval call at all"
     assert second.text == first.text and second.rewritten_query == "daily meal allowance amount"
-    stats = pipeline.cache.stats.snapshot()["namespaces"]
+    stats = pipeline.cache.stats.counts()["namespaces"]
     assert stats["rewrite"]["hits"] == 1 and stats["candidates"]["hits"] == 1
 
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from bot.core.scopes.config import Collections
 from bot.core.scopes.documents import Documents, collection_sizes
-from bot.core.scopes.resolver import DEFAULT, DM, EVERYTHING, FILE, Placement, ScopeResolver
+from bot.core.scopes.resolver import DEFAULT, DM, FILE, UNLIMITED, Placement, ScopeResolver
 
 _log = logging.getLogger(__name__)
 RESET = "reset"
 _FROM = {FILE: "from the scopes file", DM: "the scopes file's entry for direct messages",
          DEFAULT: "the scopes file's default for places it does not name",
-         EVERYTHING: "no scopes file limits it"}
+         UNLIMITED: "no scopes file limits it"}
 
 
 @dataclass(frozen=True)

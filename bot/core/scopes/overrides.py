@@ -24,7 +24,9 @@ CREATE TABLE IF NOT EXISTS scope_audit (
 
 
 @dataclass(frozen=True)
-class Override:
+class ScopeOverride:
+    """An admin's choice of a place's collections, made from chat: it wins over the scopes file."""
+
     collections: frozenset[str]
     user: str  # the admin who set it
     changed: float
@@ -59,24 +61,24 @@ class ScopeOverrides:
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
 
-    def get(self, platform: str, place: str) -> Override | None:
+    def get(self, platform: str, place: str) -> ScopeOverride | None:
         with self._lock:
             return self._current(platform, place)
 
-    def _current(self, platform: str, place: str) -> Override | None:
+    def _current(self, platform: str, place: str) -> ScopeOverride | None:
         row = self._conn.execute("SELECT collections, user, changed FROM scope_overrides "
                                  "WHERE platform = ? AND place = ?", (platform, place)).fetchone()
-        return None if row is None else Override(frozenset(json.loads(row[0])), row[1], row[2])
+        return None if row is None else ScopeOverride(frozenset(json.loads(row[0])), row[1], row[2])
 
-    def set(self, platform: str, place: str, collections: frozenset[str], user: str) -> Override | None:
+    def set(self, platform: str, place: str, collections: frozenset[str], user: str) -> ScopeOverride | None:
         """Store an override (blocking); the one it replaced."""
         return self._change(platform, place, collections, user)
 
-    def reset(self, platform: str, place: str, user: str) -> Override | None:
+    def reset(self, platform: str, place: str, user: str) -> ScopeOverride | None:
         """Drop the override (blocking); the one dropped (None: there was none, nothing is written)."""
         return self._change(platform, place, None, user)
 
-    def _change(self, platform: str, place: str, new: frozenset[str] | None, user: str) -> Override | None:
+    def _change(self, platform: str, place: str, new: frozenset[str] | None, user: str) -> ScopeOverride | None:
         now = self._clock()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")  # read and write as one, across processes

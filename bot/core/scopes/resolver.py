@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from bot.core.scopes.config import Collections, ScopesFile
 from bot.core.scopes.groups import GroupDirectory
-from bot.core.scopes.overrides import Override, ScopeOverrides
+from bot.core.scopes.overrides import ScopeOverride, ScopeOverrides
 from rag.types import Scope
 
-OVERRIDE, FILE, DEFAULT, DM, EVERYTHING = "override", "file", "default", "dm", "everything"
+OVERRIDE, FILE, DEFAULT, DM, UNLIMITED = "override", "file", "default", "dm", "unlimited"
 
 
 @dataclass(frozen=True)
@@ -21,15 +21,15 @@ class Placement:
     """A place's collections and where they come from."""
 
     configured: Collections  # what the scopes file gives the place (None: every collection)
-    configured_by: str  # FILE (named there), DM or DEFAULT (the file's entries), EVERYTHING (no file or entry)
-    override: Override | None = None  # set by an admin from chat: wins over the file
+    configured_by: str  # FILE (named there), DM or DEFAULT (the file's entries), UNLIMITED (no file or entry)
+    override: ScopeOverride | None = None  # set by an admin from chat: wins over the file
 
     @property
     def collections(self) -> Collections:
         return self.override.collections if self.override is not None else self.configured
 
     @property
-    def source(self) -> str:
+    def origin(self) -> str:
         return OVERRIDE if self.override is not None else self.configured_by
 
 
@@ -48,16 +48,16 @@ class ScopeResolver:
         if named is not None:
             return named, FILE
         # A direct message without a `dm` entry gets the default: never more than channels get.
-        for collections, source in ((self.file.dm, DM), (self.file.default, DEFAULT)):
-            if collections is not None and (is_direct or source == DEFAULT):
-                return collections, source
-        return None, EVERYTHING
+        for collections, origin in ((self.file.dm, DM), (self.file.default, DEFAULT)):
+            if collections is not None and (is_direct or origin == DEFAULT):
+                return collections, origin
+        return None, UNLIMITED
 
     def placement(self, platform: str, place: str, is_direct: bool) -> Placement:
         """The place's collections now (blocking: reads the overrides, so a change counts at once)."""
-        collections, source = self.configured(platform, place, is_direct)
+        collections, origin = self.configured(platform, place, is_direct)
         override = self.overrides.get(platform, place) if self.overrides is not None else None
-        return Placement(collections, source, override)
+        return Placement(collections, origin, override)
 
     async def readers(self, platform: str, user: str, also: Iterable[str] = ()) -> frozenset[str]:
         """The asker's ids and their groups' ids (only their own ids when groups cannot be looked up)."""

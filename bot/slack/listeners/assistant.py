@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core.answering import GREETING
 from bot.core.examples import example_questions
 from bot.core.assistant import Manifest
-from bot.slack.listeners.conversation import (
+from bot.slack.conversation import (
     answer_in_thread,
     ask_for_a_question,
     clean_question,

@@ -7,7 +7,7 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.listeners.conversation import (
+from bot.slack.conversation import (
     answer_in_thread,
     ask_for_a_question,
     bot_in_thread,

@@ -73,9 +73,9 @@ def _questions_note(questions: list[str], shown: int = 5) -> str | None:
     return f"*Voted on for these questions:*\n{listed}{more}"
 
 
-async def _override(assistant: Assistant, chunk_id: str, action: str, user: str, scope: Scope) -> str:
+async def _give_verdict(assistant: Assistant, chunk_id: str, action: str, user: str, scope: Scope) -> str:
     """Confirm or undo what the votes on a passage do; the notice for the Home tab."""
-    done = await assistant.override(chunk_id, action, user, scope)
+    done = await assistant.give_verdict(chunk_id, action, user, scope)
     if done is None:
         return NOT_IN_REVIEW
     mark = ":leftwards_arrow_with_hook:" if action == "undo" else ":white_check_mark:"
@@ -91,14 +91,14 @@ def register(app: AsyncApp, services: SlackServices) -> None:
 
     @app.action(CONFIRM_DEMOTION)
     @app.action(UNDO_DEMOTION)
-    async def on_override(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
+    async def on_verdict(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
         await ack()
         user = body["user"]["id"]
         notice = None
         if await services.admins.is_admin(client, user):
             kind = "confirm" if action["action_id"] == CONFIRM_DEMOTION else "undo"
             scope = await private_scope(services.assistant, user)
-            notice = await _override(services.assistant, action["value"], kind, user, scope)
+            notice = await _give_verdict(services.assistant, action["value"], kind, user, scope)
         await publish_home(services, client, user, context.get("bot_user_id"), notice)
 
     @app.action(SHOW_PASSAGE)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.core.dedup import Dedup
+from bot.core.conversation_state import ConversationState
 from bot.core.memory import KEEP_TURNS, ConversationMemory
 from cache import MemoryCache, RedisCache
 
@@ -16,8 +16,8 @@ def replicas(request, redis_process) -> list[ConversationMemory]:
     """Two processes' memories of the same conversations (in process: one store shared by two)."""
     if request.param == "memory":
         store = MemoryCache()
-        return [ConversationMemory(Dedup(store)), ConversationMemory(Dedup(store))]
-    return [ConversationMemory(Dedup(RedisCache(redis_process.url))) for _ in range(2)]
+        return [ConversationMemory(ConversationState(store)), ConversationMemory(ConversationState(store))]
+    return [ConversationMemory(ConversationState(RedisCache(redis_process.url))) for _ in range(2)]
 
 
 def test_turns_added_at_once_are_all_kept(replicas):

@@ -10,8 +10,8 @@ from bot.core.services import CoreServices
 from bot.slack.config import SlackSettings
 from bot.slack.services import SlackServices
 
-GIVEN = dict(answerer=None, feedback=None, reindexer=None, dedup=None, adjuster=None, scopes=None, memory=None,
-             index=None)
+GIVEN = dict(answerer=None, feedback=None, reindexer=None, deliveries=None, conversation_state=None,
+             adjuster=None, scopes=None, memory=None, index=None)
 
 
 @pytest.mark.parametrize("missing", ["scopes", "adjuster", "memory", "index"])

@@ -245,7 +245,7 @@ def test_two_bot_processes_sharing_redis_answer_a_retried_event_once(handbook_in
     first = run_bot(handbook_index, slack, tmp_path, redis_url=redis.url)
     second = run_bot(handbook_index, slack, tmp_path / "b", redis_url=redis.url)
     try:
-        assert first.services.dedup.backend == "redis"
+        assert first.services.deliveries.backend == "redis"
         event = mention(slack, "How long must a password be?")
         assert first.event(event, event_id="EvSHARED0001").status_code == 200
         assert second.event(event, event_id="EvSHARED0001", headers={"X-Slack-Retry-Num": "1"}).status_code == 200

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from bot.core.assistant import Assistant
-from bot.core.dedup import Dedup
+from bot.core.conversation_state import ConversationState
 from bot.core.services import CoreServices
-from bot.slack.listeners.conversation import bot_in_thread, mark_bot_thread
+from bot.slack.conversation import bot_in_thread, mark_bot_thread
 from cache import STATE_PREFIX, MemoryCache, RedisCache
 
 CHANNEL, THREAD = "C0GENERAL", "1700000000.000200"
@@ -30,19 +30,19 @@ class SlowReplies:
         return {"ok": True, "messages": [{"ts": THREAD, "user": "U0PLAIN01", "text": "lunch?"}]}
 
 
-def _assistant(dedup: Dedup) -> Assistant:
-    """A core whose marks are kept in `dedup` (the thread marks need nothing else of it)."""
-    return Assistant(CoreServices(answerer=None, feedback=None, reindexer=None, dedup=dedup, adjuster=None,
-                                  scopes=None, memory=None, index=None))
+def _assistant(state: ConversationState) -> Assistant:
+    """A core whose marks are kept in `state` (the thread marks need nothing else of it)."""
+    return Assistant(CoreServices(answerer=None, feedback=None, reindexer=None, deliveries=None,
+                                  conversation_state=state, adjuster=None, scopes=None, memory=None, index=None))
 
 
 @pytest.fixture(params=["memory", "redis"])
 def stores(request, redis_process) -> tuple[Assistant, Assistant]:
     if request.param == "memory":
         store = MemoryCache()
-        return _assistant(Dedup(store)), _assistant(Dedup(store))
-    return _assistant(Dedup(RedisCache(redis_process.url, key_prefix=STATE_PREFIX))), \
-        _assistant(Dedup(RedisCache(redis_process.url, key_prefix=STATE_PREFIX)))
+        return _assistant(ConversationState(store)), _assistant(ConversationState(store))
+    return _assistant(ConversationState(RedisCache(redis_process.url, key_prefix=STATE_PREFIX))), \
+        _assistant(ConversationState(RedisCache(redis_process.url, key_prefix=STATE_PREFIX)))
 
 
 def test_a_late_no_from_slack_does_not_undo_the_bots_own_mark(stores):

@@ -66,7 +66,7 @@ def test_the_admin_home_shows_the_index_and_the_feedback_and_acts_on_it(bot, sla
     assert "Demotion confirmed" in view_text(confirmed) and cited.location in view_text(confirmed)
     assert passage_status(confirmed, cited.location).startswith("Status: *demoted* (admin)")
     assert [(a.chunk_id, a.status) for a in bot.services.adjuster.adjustments()] == [(cited.chunk_id, "demoted")]
-    assert [(o.chunk_id, o.action, o.user) for o in bot.services.feedback.overrides()] == [
+    assert [(o.chunk_id, o.action, o.user) for o in bot.services.feedback.verdicts()] == [
         (cited.chunk_id, "confirm", "U0ADMIN01")]
 
     press_in_view(bot, confirmed, "U0ADMIN01", "home_undo_demotion", cited.chunk_id)
@@ -149,7 +149,7 @@ def test_a_members_home_shows_what_it_knows_how_to_ask_and_example_questions(bot
     chunk = bot.services.feedback.answer(answer_id).citations[0].chunk_id
     press_in_view(bot, home, "U0PLAIN01", "home_confirm_demotion", chunk)
     assert not buttons(published(slack, "U0PLAIN01", after=2))
-    assert bot.services.feedback.overrides() == []
+    assert bot.services.feedback.verdicts() == []
 
 
 # ------------------------------------------------------------------------------------- Slack's limits

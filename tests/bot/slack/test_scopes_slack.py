@@ -211,4 +211,4 @@ def test_the_admins_review_keeps_to_the_admins_own_scope(bot, slack):
     press_in_view(bot, published(slack, ADMIN), ADMIN, "home_confirm_demotion", salaries.chunk_id)
     notice = view_text(published(slack, ADMIN, after))
     assert "That passage is not in your review, so nothing changed." in notice
-    assert salaries.cited.location not in notice and feedback.overrides() == []
+    assert salaries.cited.location not in notice and feedback.verdicts() == []

@@ -132,8 +132,8 @@ def test_an_admin_confirms_undoes_and_opens_a_flagged_passage_from_the_review_ca
     assert f"Demotion confirmed for **{cited.location}**: it now ranks lower" in text
     assert "Status: **demoted** (admin)" in text
     assert [t for t, _, _ in card_actions(confirmed["value"])] == ["Undo", "Show passage"]
-    [override] = teams.services.feedback.overrides()
-    assert (override.chunk_id, override.action, override.user) == (cited.chunk_id, "confirm", ADMIN)
+    [verdict] = teams.services.feedback.verdicts()
+    assert (verdict.chunk_id, verdict.action, verdict.user) == (cited.chunk_id, "confirm", ADMIN)
 
     shown = card_text(post(teams, card_action(connector, "review/show", chunk)).json()["value"])
     assert " ".join(cited.text.split())[:60] in " ".join(shown.split())
@@ -143,7 +143,7 @@ def test_an_admin_confirms_undoes_and_opens_a_flagged_passage_from_the_review_ca
     assert f"Undone for **{cited.location}**: the votes on it so far no longer count" in undone
     assert "No flagged passages in this period." in undone
     assert [a.chunk_id for a in teams.services.adjuster.adjustments()] == []
-    assert [o.action for o in teams.services.feedback.overrides()] == ["confirm", "undo"]
+    assert [o.action for o in teams.services.feedback.verdicts()] == ["confirm", "undo"]
 
 
 def test_a_members_review_is_refused_and_so_are_their_card_actions(teams, connector):
@@ -154,7 +154,7 @@ def test_a_members_review_is_refused_and_so_are_their_card_actions(teams, connec
     forged = post(teams, card_action(connector, "review/confirm", {"chunk": recorded.citations[0].chunk_id},
                                      conversation="a:member-chat", user=MEMBER)).json()
     assert card_text(forged["value"]) == "Sorry, only knowledge-base admins can use `review`."
-    assert teams.services.feedback.overrides() == []
+    assert teams.services.feedback.verdicts() == []
     in_channel = review(teams, connector, conversation="19:general@thread.tacv2;messageid=5")
     assert in_channel.text.startswith("The review is only shown in our personal chat")
 

@@ -77,12 +77,12 @@ def test_an_admin_flag_or_confirmation_is_enough_and_undo_voids_the_votes(store,
     answer = answered(store)
     store.vote(answer, "UADMIN", citation_target(1), -1, "C1", admin=True)
     assert rules.demotions(unit(1, 0, 0)) == {"c-meals": pytest.approx(0.5)}
-    store.override("c-meals", "undo", "UADMIN")
+    store.record_verdict("c-meals", "undo", "UADMIN")
     assert rules.demotions(unit(1, 0, 0)) == {} and rules.adjustments() == []
     clock[0] += 60
     store.vote(answer, "U1", citation_target(1), -1, "C1")  # a new flag after the undo counts again…
     assert rules.demotions(unit(1, 0, 0)) == {}, "…but alone it is not enough"
-    store.override("c-meals", "confirm", "UADMIN")
+    store.record_verdict("c-meals", "confirm", "UADMIN")
     assert rules.demotions(unit(1, 0, 0)) == {"c-meals": pytest.approx(0.5 ** 3)}
     assert rules.adjustments()[0].admin
 

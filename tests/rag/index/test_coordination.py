@@ -94,7 +94,7 @@ def test_a_build_that_lost_the_lock_publishes_nothing_and_says_why(redis_process
     snapshots = sorted(p.name for p in (tmp_path / "kb" / "snapshots").iterdir())
     _docs(docs, "Everyone has 30 days of annual leave from 2027 on.")
     client = redis.Redis.from_url(redis_process.url)
-    key = f"aie:v1:reindex-lock:{kb.scope}"
+    key = f"aie:v1:reindex-lock:{kb.index_id}"
 
     def lose_the_lock(event) -> None:  # mid-build, while the files are parsed
         if event.stage == "parse" and client.exists(key):

@@ -6,7 +6,7 @@ import pytest
 
 from rag.sources.web_extract import read_page
 from rag.sources.web_mirror import Mirror, readable_name
-from rag.sources.web_urls import Scope, normalize, parse_sitemap
+from rag.sources.web_urls import CrawlBounds, normalize, parse_sitemap
 
 MENU = ('<div class="top-menu"><a href="/docs/">Intranet home</a> | '
         '<a href="/docs/forms">Forms and templates</a></div>')
@@ -62,19 +62,19 @@ def test_urls_are_spelled_one_way():
     assert normalize("https://user:secret@intranet.example.com/x", base) == "https://intranet.example.com/x"
 
 
-def test_the_scope_is_the_folder_of_the_sources_url():
-    scope = Scope.of("https://intranet.example.com/policies")
-    assert scope.contains("https://intranet.example.com/policies")
-    assert scope.contains("https://intranet.example.com/policies/travel")
-    assert not scope.contains("https://intranet.example.com/policies-old/travel")
-    assert not scope.contains("http://intranet.example.com/policies/travel")  # another scheme
-    assert not scope.wanted("https://intranet.example.com/policies/logo.png")
+def test_the_crawl_bounds_are_the_folder_of_the_sources_url():
+    bounds = CrawlBounds.of("https://intranet.example.com/policies")
+    assert bounds.contains("https://intranet.example.com/policies")
+    assert bounds.contains("https://intranet.example.com/policies/travel")
+    assert not bounds.contains("https://intranet.example.com/policies-old/travel")
+    assert not bounds.contains("http://intranet.example.com/policies/travel")  # another scheme
+    assert not bounds.wanted("https://intranet.example.com/policies/logo.png")
 
 
 def test_names_are_readable_safe_and_short():
-    scope = Scope.of("https://intranet.example.com/policies/")
+    bounds = CrawlBounds.of("https://intranet.example.com/policies/")
     def name(path: str, suffix: str = ".md") -> str:
-        return readable_name(normalize(path, scope.start), scope, suffix)
+        return readable_name(normalize(path, bounds.start), bounds, suffix)
 
     assert name("/policies/") == "index.md"
     assert name("/policies/Travel/Per-Diem.html") == "travel/per-diem.md"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.scopes import GroupDirectory, ScopeOverrides, ScopeResolver, ScopesFile
-from bot.core.scopes.resolver import DEFAULT, DM, EVERYTHING, FILE, OVERRIDE
+from bot.core.scopes.resolver import DEFAULT, DM, FILE, OVERRIDE, UNLIMITED
 from rag.types import Scope
 
 FILE_SCOPES = ScopesFile(default=frozenset({"public"}), dm=frozenset({"public", "hr"}),
@@ -23,7 +23,7 @@ def test_the_file_names_places_and_its_defaults_cover_the_rest(tmp_path):
     assert resolve(resolver, "C0ANY", "U1", False) == Scope(frozenset({"public"}), frozenset())
     assert resolve(resolver, "D0U1", "U1", True) == Scope(frozenset({"public", "hr"}), frozenset({"U1"}))
     assert resolve(resolver, "C0HR", "U1", False, platform="teams").collections == {"public"}, "per platform"
-    assert [resolver.placement("slack", p, d).source for p, d in (("C0HR", False), ("C0X", False), ("D0", True))] == [
+    assert [resolver.placement("slack", p, d).origin for p, d in (("C0HR", False), ("C0X", False), ("D0", True))] == [
         FILE, DEFAULT, DM]
 
 
@@ -31,7 +31,7 @@ def test_without_a_file_every_collection_is_searched_but_access_lists_still_coun
     resolver = ScopeResolver(ScopesFile(), ScopeOverrides(tmp_path / "scopes.sqlite3"))
     assert resolve(resolver, "C0HR", "U1", False) == Scope(None, frozenset()), "a channel: no access-listed document"
     assert resolve(resolver, "D0U1", "U1", True) == Scope(None, frozenset({"U1"}))
-    assert resolver.placement("slack", "C0HR", False).source == EVERYTHING
+    assert resolver.placement("slack", "C0HR", False).origin == UNLIMITED
     only_default = ScopeResolver(ScopesFile(default=frozenset({"public"})))
     assert resolve(only_default, "D0U1", "U1", True).collections == {"public"}, "a DM never gets more than channels"
 
@@ -43,7 +43,7 @@ def test_an_override_wins_at_once_for_every_replica_and_is_audited(tmp_path):
     assert first.overrides.set("slack", "C0HR", frozenset({"eng"}), "U0ADMIN") is None
     assert resolve(second, "C0HR", "U1", False).collections == {"eng"}
     placement = second.placement("slack", "C0HR", False)
-    assert (placement.source, placement.configured, placement.override.user) == (OVERRIDE, {"hr", "public"}, "U0ADMIN")
+    assert (placement.origin, placement.configured, placement.override.user) == (OVERRIDE, {"hr", "public"}, "U0ADMIN")
     assert first.overrides.set("slack", "C0HR", frozenset({"eng", "public"}), "U0OTHER").collections == {"eng"}
     assert second.overrides.reset("slack", "C0HR", "U0ADMIN").collections == {"eng", "public"}
     assert second.overrides.reset("slack", "C0HR", "U0ADMIN") is None, "nothing to drop: nothing written"

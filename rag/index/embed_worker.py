@@ -32,7 +32,7 @@ def lower_priority() -> None:
         _log.debug("indexing runs at normal priority: %s", exc)
 
 
-class EmbedPipeline:
+class EmbedWorker:
     def __init__(
         self,
         embedder: Embedder,
@@ -52,7 +52,7 @@ class EmbedPipeline:
         self.queued = 0
         self._submitted: set[str] = set()
 
-    def start(self) -> EmbedPipeline:
+    def start(self) -> EmbedWorker:
         self._thread.start()
         return self
 
