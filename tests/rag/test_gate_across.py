@@ -4,14 +4,13 @@ by the bilingual dictionary, while a Chinese legal question asked of the same pa
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
-from rag.types import Answer
+from ai_employee.wiring import KnowledgeBase
 from tests.conftest import DATASETS, build
+from tests.rag.test_gate_lawref import outcomes
 
 SQUAD = DATASETS / "squad2"
 
@@ -28,24 +27,10 @@ def squad_kb(tmp_path_factory):
     return kb
 
 
-def answers(kb: KnowledgeBase, questions: list[str]) -> list[Answer]:
-    pipeline = make_pipeline(kb)
-
-    async def run() -> list[Answer]:
-        finals = []
-        for question in questions:
-            async for item in pipeline.answer(question):
-                if isinstance(item, Answer):
-                    finals.append(item)
-        return finals
-
-    return asyncio.run(run())
-
-
 def test_a_chinese_question_whose_words_the_english_sentence_holds_translated_is_answered(squad_kb):
     """Both were refused before the gate read the translated words (the model's cross-language cosines
     alone put them among unrelated questions)."""
-    channel, founded = answers(squad_kb, ["泽西岛和根西岛在哪里？", "这所学校是哪一年创办的？"])
+    channel, founded = outcomes(squad_kb, ["泽西岛和根西岛在哪里？", "这所学校是哪一年创办的？"])
     assert not channel.refused, channel.gate
     assert "Channel Islands" in channel.text
     assert not founded.refused, founded.gate
@@ -54,5 +39,5 @@ def test_a_chinese_question_whose_words_the_english_sentence_holds_translated_is
 
 
 def test_an_unrelated_chinese_question_is_still_refused(squad_kb):
-    (storage,) = answers(squad_kb, ["仓储合同一定要以书面方式签订吗？"])
+    (storage,) = outcomes(squad_kb, ["仓储合同一定要以书面方式签订吗？"])
     assert storage.refused, storage.text
