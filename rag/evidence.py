@@ -202,7 +202,9 @@ def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUn
 def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:
     """Each word of the question that the bilingual dictionary translates, as the IDF of each of its
     translations' tokens: a unit in the other language is credited, per word, for its rarest one present."""
-    groups = [set(tokenize(" ".join(found))) for _, found in translations(question, language)]
+    # A name or code stands for itself (found, not translated): the shared-word score counts it already.
+    groups = [set(tokenize(" ".join(found))) for word, found in translations(question, language)
+              if found != (word,)]
     groups = [g for g in groups if g]
     weights = idf(sorted(set().union(*groups))) if groups else {}
     return [{t: weights.get(t, 0.0) for t in g} for g in groups]
