@@ -114,11 +114,17 @@ class KnowledgeBase:
                 progress: Callable[[IndexProgress], None] | None = None, by: str = "") -> IndexReport:
         """Build or refresh the index (parsing in MinerU's worker process, closed afterwards), then tell
         the other replicas; `by` names who asked, for whoever finds the reindex lock taken."""
+        from rag import bilingual
+
+        bilingual.keep_in(self.settings.data_dir)
+        parsing = bilingual.warm_up_in_background()  # kept in the data dir: the first question does not parse it
         loader = self.loader()
         try:
             report = self.builder(loader, by).build(paths, exclude, progress)
         finally:
             loader.close()
+            if parsing is not None:
+                parsing.join()
         if not report.up_to_date and self.versions is not None:
             self.versions.announce(report.version)
         return report

@@ -134,6 +134,7 @@ def _save(entries: _Entries) -> None:
     if _saved is None:
         return
     try:
+        _saved.parent.mkdir(parents=True, exist_ok=True)
         partial = _saved.with_suffix(f".{os.getpid()}.partial")
         partial.write_bytes(marshal.dumps((entries.english, entries.chinese)))
         partial.replace(_saved)
@@ -159,10 +160,15 @@ def warm_up() -> None:
     _dictionary()
 
 
-def warm_up_in_background() -> None:
-    """Load the dictionary in a thread of its own, as the process starts."""
-    if _entries is None:
-        threading.Thread(target=_dictionary, name="bilingual-load", daemon=True).start()
+def warm_up_in_background() -> threading.Thread | None:
+    """Load the dictionary in a thread of its own, as the process starts (None: loaded already)."""
+    if _entries is not None:
+        if _saved is not None and not _saved.exists():
+            _save(_entries)  # loaded for another data dir: this one keeps its own copy too
+        return None
+    thread = threading.Thread(target=_dictionary, name="bilingual-load", daemon=True)
+    thread.start()
+    return thread
 
 
 @lru_cache(maxsize=4096)

@@ -77,3 +77,17 @@ def test_a_damaged_saved_copy_is_parsed_again(fresh: Path):
     assert bilingual._read_saved() is None
     assert "陪产假" in bilingual.to_chinese("paternity leave")  # parsed afresh, then saved whole
     assert bilingual._read_saved() is not None
+
+
+def test_indexing_keeps_the_parsed_dictionary_in_the_data_dir(tmp_path: Path, monkeypatch):
+    """So that the first question after `ai-employee index` reads it rather than parsing it."""
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+
+    monkeypatch.setattr(bilingual, "_saved", None)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text("# Note\n\nThe office opens at nine.\n", encoding="utf-8")
+    data = tmp_path / "data"
+    KnowledgeBase(Settings(data_dir=data, _env_file=None), data / "index").refresh([docs])
+    assert [f.name for f in data.glob("bilingual-*.marshal")] == [bilingual._saved.name]
