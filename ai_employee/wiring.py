@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
-    from bot.core.conversation_state import ConversationState
-    from bot.core.deliveries import DeliveryMarks
     from bot.core.credentials import CredentialStatus
     from bot.core.scopes import GroupDirectory, ScopeResolver
     from bot.core.services import CoreServices
@@ -116,8 +114,8 @@ class KnowledgeBase:
         the other replicas; `by` names who asked, for whoever finds the reindex lock taken."""
         from rag import bilingual
 
-        bilingual.keep_in(self.settings.data_dir)
-        parsing = bilingual.warm_up_in_background()  # kept in the data dir: the first question does not parse it
+        # Read (or parsed and kept in the data dir) while the index builds: the first question does not wait.
+        parsing = bilingual.load_in_background(self.settings.data_dir)
         loader = self.loader()
         try:
             report = self.builder(loader, by).build(paths, exclude, progress)
@@ -324,8 +322,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from rag.rewrite import QueryRewriter
 
     s = kb.settings
-    bilingual.keep_in(s.data_dir)
-    bilingual.warm_up_in_background()  # read while the index and the embedded model load
+    bilingual.load_in_background(s.data_dir)  # read while the index and the embedded model load
     cache = make_cache(_secret(s.redis_url))
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
     reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]
@@ -393,8 +390,6 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     from ai_employee.operations import Served, make_operations
     from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
-    from bot.core.conversation_state import ConversationState
-    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
@@ -490,8 +485,6 @@ async def place_scope(kb: KnowledgeBase, platform: str, place: str, user: str, c
     looks them up — Slack's when Slack credentials are set, Entra's when AIE_TEAMS_GROUPS is on (else the
     user's own id alone)."""
     from bot.core.config import ChatSettings
-    from bot.core.conversation_state import ConversationState
-    from bot.core.deliveries import DeliveryMarks
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)

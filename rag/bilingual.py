@@ -160,8 +160,10 @@ def warm_up() -> None:
     _dictionary()
 
 
-def warm_up_in_background() -> threading.Thread | None:
-    """Load the dictionary in a thread of its own, as the process starts (None: loaded already)."""
+def load_in_background(folder: Path) -> threading.Thread | None:
+    """Keep the parsed dictionary in `folder` (keep_in) and load it in a thread of its own, as the process
+    starts (None: loaded already)."""
+    keep_in(folder)
     if _entries is not None:
         if _saved is not None and not _saved.exists():
             _save(_entries)  # loaded for another data dir: this one keeps its own copy too
