@@ -27,6 +27,7 @@ _NAME = re.compile(r"(?:[A-Z][\w'’.-]*)(?: [A-Z][\w'’.-]*)*")
 _NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:sth|sb|etc|esp|lit|fig)\b\.?|[|\u3400-\u9fff]+")
 _SKIP = re.compile(r"^(?:cl:|variant of|old variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
                    r"erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|\(dialect\))")
+_HAN = re.compile(r"[\u3400-\u9fff]")
 _HEADWORD = re.compile(r"[A-Za-z0-9]*[\u3400-\u9fff]+")
 _GLOSS_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 MAX_PHRASE = 4  # English words in the longest gloss matched as one phrase ("year-end bonus" is two)
@@ -182,15 +183,14 @@ def english_words(chinese: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def english_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
+@lru_cache(maxsize=1024)
+def english_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each Chinese word of `text` with the English words of its first senses (a compound the dictionary
     lacks: of its known parts); words it cannot translate are left out, Latin-script words stand for
-    themselves."""
+    themselves. Kept per text: retrieval and the evidence translate the same question."""
     out: list[tuple[str, tuple[str, ...]]] = []
-    for word in _joined(words(text)):
-        if word in STOP_WORDS or not word.strip():
-            continue
-        if not re.search(r"[\u3400-\u9fff]", word):
+    for word in _content_words(text):
+        if not _HAN.search(word):
             out.append((word, (word,)))
             continue
         translated = english_words(word)
@@ -198,7 +198,13 @@ def english_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
             translated = tuple(dict.fromkeys(w for part in _parts(word) for w in english_words(part)))
         if translated:
             out.append((word, translated))
-    return out
+    return tuple(out)
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of `text` as jieba cuts them, neighbours the dictionary knows together joined, without
+    stop words and blanks."""
+    return [w for w in _joined(words(text)) if w.strip() and w not in STOP_WORDS]
 
 
 def to_english(text: str) -> str:
@@ -211,7 +217,7 @@ def _joined(found: list[str]) -> list[str]:
     english, out, n = _dictionary().english, [], 0
     while n < len(found):
         pair = found[n] + found[n + 1] if n + 1 < len(found) else ""
-        if pair in english and re.search(r"[\u3400-\u9fff]", pair):
+        if pair in english and _HAN.search(pair):
             out.append(pair)
             n += 2
         else:
@@ -234,9 +240,11 @@ def _parts(word: str) -> list[str]:
     return parts
 
 
-def chinese_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
+@lru_cache(maxsize=1024)
+def chinese_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each English word or phrase of `text` (as stemmed, longest phrase first: "paternity leave" before
-    "leave") with up to CHOICES Chinese words for it; phrases the dictionary lacks are left out."""
+    "leave") with up to CHOICES Chinese words for it; phrases the dictionary lacks are left out. Kept per
+    text, as english_for."""
     chinese = _dictionary().chinese
     stems = stem_words(text)
     out: list[tuple[str, tuple[str, ...]]] = []
@@ -251,7 +259,7 @@ def chinese_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
                 break
         else:
             start += 1
-    return out
+    return tuple(out)
 
 
 def to_chinese(text: str) -> str:
@@ -259,24 +267,25 @@ def to_chinese(text: str) -> str:
     return " ".join(dict.fromkeys(w for _, translated in chinese_for(text) for w in translated))
 
 
-def translations(text: str, language: str) -> list[tuple[str, tuple[str, ...]]]:
+def translations(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`text` (in `language`, 'zh' or 'en') word by word in the other language: each word or phrase with
     the words of its translations."""
     return english_for(text) if language == "zh" else chinese_for(text)
 
 
-def senses(text: str, language: str) -> list[tuple[str, tuple[str, ...]]]:
+def senses(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each word or phrase of `text` that the dictionary knows, with its translations one by one (a
     Chinese word's first English glosses; an English phrase's Chinese words)."""
     if language != "zh":
         return chinese_for(text)
     english, out = _dictionary().english, []
-    for word in _joined(words(text)):
-        if word in STOP_WORDS or not re.search(r"[\u3400-\u9fff]", word):
+    for word in _content_words(text):
+        if not _HAN.search(word):
             continue
         glosses = english.get(word, [])[:SENSES]
-        if not glosses and len(word) > 2 and _parts(word):
-            glosses = [" ".join(english[part][0] for part in _parts(word))]
+        parts = _parts(word) if not glosses and len(word) > 2 else []
+        if parts:
+            glosses = [" ".join(english[part][0] for part in parts)]
         if glosses:
             out.append((word, tuple(glosses)))
-    return out
+    return tuple(out)

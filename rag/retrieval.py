@@ -141,9 +141,8 @@ def cross_language_query(query: str, language: str) -> str:
     """What of `query` can match a passage in another language: its names, numbers and codes (a Chinese
     question's Latin-script and digit text; an English question's words, which a Chinese passage holds
     only as such), and its words translated by the bilingual dictionary (rag.bilingual)."""
-    if language == "zh":
-        return to_english(query)
-    return f"{query} {translated_query(query, language)}".strip()
+    translated = translated_query(query, language)
+    return translated if language == "zh" else f"{query} {translated}".strip()
 
 
 def translated_query(query: str, language: str) -> str:

@@ -53,10 +53,17 @@ def test_function_words_have_no_sense_to_look_for():
     assert "城镇" in senses
 
 
+def forget(monkeypatch) -> None:
+    """No dictionary in memory, nor translations made from it (the dictionary restored afterwards)."""
+    for translated in (bilingual.english_words, bilingual.english_for, bilingual.chinese_for):
+        translated.cache_clear()
+    monkeypatch.setattr(bilingual, "_entries", None)
+
+
 @pytest.fixture
 def fresh(tmp_path: Path, monkeypatch) -> Path:
-    """No dictionary in memory; its parsed copy kept in `tmp_path` (both restored afterwards)."""
-    monkeypatch.setattr(bilingual, "_entries", None)
+    """Nothing in memory (forget); the parsed copy kept in `tmp_path` (the folder restored afterwards)."""
+    forget(monkeypatch)
     monkeypatch.setattr(bilingual, "_saved", None)
     bilingual.keep_in(tmp_path)
     return tmp_path
@@ -67,7 +74,7 @@ def test_the_parsed_dictionary_is_kept_and_read_back(fresh: Path, monkeypatch):
     saved = list(fresh.glob("bilingual-*.marshal"))
     assert len(saved) == 1 and saved[0].stat().st_size > 1_000_000
     first = bilingual.to_chinese("paternity leave")
-    monkeypatch.setattr(bilingual, "_entries", None)
+    forget(monkeypatch)
     assert bilingual._read_saved() is not None
     assert bilingual.to_chinese("paternity leave") == first
 
