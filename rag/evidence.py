@@ -90,6 +90,7 @@ class ScoredUnit:
     raw: float = 0.0  # as the model measured it
     score: float = 0.0
     translated: float = 0.0  # in another language than the question: share of the question's words it holds translated
+    prior: float = 1.0  # its passage's rank as a weight on its word scores (lexical has it already)
 
 
 @dataclass
@@ -144,10 +145,10 @@ def gather_evidence(
         unit_words = set(tokenize(unit.matched_text))
         mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * unit.source)
-        scored = ScoredUnit(unit, mass * prior, mass / total)
+        scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior)
         if groups and languages[unit.source] != language:
             found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
-            scored.translated = prior * found / translated_total
+            scored.translated = found / translated_total
         candidates.append(scored)
     if similarity is None:  # no model to judge meaning: only shared words can say a unit is relevant
         chosen = sorted((c for c in candidates if c.lexical > 0), key=lambda s: -s.lexical)[:10]
@@ -166,8 +167,7 @@ def gather_evidence(
     sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
     evidence.signals = _signals(question, sentence, chosen, sources, missing, weights, total)
     # The share of the question's words a unit in the other language holds, translated (its best).
-    evidence.signals["translated"] = round(max((c.translated * (1.0 + 0.35 * c.unit.source) for c in chosen),
-                                               default=0.0), 4)
+    evidence.signals["translated"] = round(max((c.translated for c in chosen), default=0.0), 4)
     # Which sentence answers best across languages; the gate and the near-miss check read the cosines as
     # calibrated, above.
     _less_general(chosen, sources, language, languages, terms)
@@ -177,8 +177,8 @@ def gather_evidence(
 def _shortlist(candidates: list[ScoredUnit], budget: int) -> list[ScoredUnit]:
     """Up to `budget` units: those of the best passages in reading order, and a quarter of the budget kept
     for the units of later passages that share the most rare words with the question."""
-    by_words = sorted((c for c in candidates if c.lexical + c.translated > 0),
-                      key=lambda s: -(s.lexical + s.translated))
+    by_words = sorted((c for c in candidates if c.lexical + c.prior * c.translated > 0),
+                      key=lambda s: -(s.lexical + s.prior * s.translated))
     chosen: dict[int, ScoredUnit] = {}
     # The best passages' units first; then the rarest-word ones; a short passage list leaves room for the rest.
     for c in chain(candidates[: budget - budget // 4], by_words, candidates):
@@ -221,7 +221,7 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
         scored.raw = float(cosine) if similarity else 0.0
         scored.cosine = comparable(scored.raw, language, languages[scored.unit.source], "sentence")
         scored.score = (scored.cosine + LEXICAL_WEIGHT * scored.lexical / top
-                        + TRANSLATED_WEIGHT * scored.translated)
+                        + TRANSLATED_WEIGHT * scored.prior * scored.translated)
     units.sort(key=lambda s: -s.score)
 
 
