@@ -72,7 +72,8 @@ def raw_signals(kb: KnowledgeBase, questions: list[str]) -> list[dict[str, float
         found = asyncio.run(pipeline.finder.find(question, None, snapshot.version))
         top = found.hits[:5]
         evidence = gather_evidence(question, [h.chunk for h in top], snapshot.lexical.idf,
-                                   pipeline.evidence.similarity(question, snapshot.version))
+                                   pipeline.evidence.similarity(question, snapshot.version),
+                                   translated=pipeline.evidence.translated(question, snapshot.version))
         out.append({"dense": max((h.scores.get("dense", 0.0) for h in top), default=0.0),
                     "sentence": evidence.signals["sentence"]})
     return out

@@ -6,6 +6,9 @@ answer and a retrieved passage are judged.
   lawref     lawref/questions.jsonl vs all of lawref/docs; refusal.jsonl vs lawref/docs without the files of
              refusal-exclude.txt (there those questions have no answer)
   lawref-en  lawref/questions-en.jsonl (English questions, Chinese statutes) vs all of lawref/docs
+  squad2-zh-orig, lawref-en-orig
+             the same questions as squad2-zh and lawref-en, as first asked in the documents' language (matched
+             by id): the same-language figures the cross-language ones are compared with
   handbook   benchmarks/data/handbook_questions.jsonl vs examples/handbook (colloquial, cross-language and
              near-topic unanswerable questions written for the sample handbook)
 """
@@ -23,7 +26,7 @@ from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
 from rag.types import Answer, Chunk
 
-SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "handbook")
+SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 _SPACE = re.compile(r"\s+")
 
@@ -92,8 +95,22 @@ def _answerable(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r.get("answerable", True) and r.get("gold")]
 
 
+def _originals(folder: Path, translated: str) -> list[dict]:
+    """The rows of `folder`'s questions.jsonl that the rows of `translated` were translated from (their id
+    with the language suffix removed, "lecoqa:664:en" -> "lecoqa:664"; squad2-zh keeps the id)."""
+    rows = {r["id"]: r for r in load_rows(folder / "questions.jsonl")}
+    ids = [r["id"] for r in load_rows(folder / translated)]
+    return [rows[i] if i in rows else rows[i.rsplit(":", 1)[0]] for i in ids]
+
+
 def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSet:
     """`limit`: at most that many answerable (and that many unanswerable) questions."""
+    if name in ("squad2-zh-orig", "lawref-en-orig"):
+        folder = DATASETS / name.split("-")[0]
+        translated = "questions-zh.jsonl" if name == "squad2-zh-orig" else "questions-en.jsonl"
+        rows = _limited(_originals(folder, translated), limit)
+        judge = squad_judge if name == "squad2-zh-orig" else lawref_judge
+        return QuestionSet(name, [Part(folder, folder / "docs", (), rows)], judge, gold_passage)
     if name in ("squad2", "squad2-zh"):
         squad = DATASETS / "squad2"
         rows = load_rows(squad / ("questions.jsonl" if name == "squad2" else "questions-zh.jsonl"))

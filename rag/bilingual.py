@@ -267,6 +267,12 @@ def to_chinese(text: str) -> str:
     return " ".join(dict.fromkeys(w for _, translated in chinese_for(text) for w in translated))
 
 
+def translate(text: str, language: str) -> str:
+    """`text` (in `language`, 'zh' or 'en') word for word in the other language (names, numbers and codes
+    kept): what finds, and weighs, passages in the other language that its own words cannot."""
+    return to_english(text) if language == "zh" else to_chinese(text)
+
+
 def translations(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`text` (in `language`, 'zh' or 'en') word by word in the other language: each word or phrase with
     the words of its translations."""

@@ -18,12 +18,12 @@ from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
 from rag.prompt import detect_language, passage_language
-from rag.quotable import LIST_ITEM, Unit
+from rag.quotable import ARTICLE, LIST_ITEM, Unit
 from rag.text import sentence_spans
 from rag.types import Chunk
 
 # An article of a statute or a list item is one provision: it costs one sentence of the budget.
-_ITEM = re.compile(r"^\s*第[一二三四五六七八九十百千零\d]+条|" + LIST_ITEM.pattern[1:])
+_ITEM = re.compile(ARTICLE.pattern + "|" + LIST_ITEM.pattern[1:])
 
 HEADERS = {
     "zh": "以下是知识库中与问题最相关的原文摘录：",

@@ -93,6 +93,7 @@ class GateDecision:
     reason: str
     signals: dict[str, float] = field(default_factory=dict)
     near_miss: tuple[str, ...] = ()  # the question's key terms that no candidate passage mentions
+    language: str = ""  # set when the evidence in this language, not the best sentence's, decided
 
 
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
@@ -109,9 +110,12 @@ def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], 
     return best
 
 
-def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
+def best_dense(language: str, hits: list[Hit], within: str | None = None) -> tuple[float, str, float]:
     """The best passage's cosine put on its own language's scale, that language, and the cosine as it was
-    compared with the other passages' (rag.scales.comparable)."""
+    compared with the other passages' (rag.scales.comparable); `within`: the best of that language's
+    passages (when there is one)."""
+    if within is not None and any(passage_language(h.chunk) == within for h in hits):
+        hits = [h for h in hits if passage_language(h.chunk) == within]
     if not hits:
         return 0.0, language, 0.0
     best, best_raw, best_language = -1.0, 0.0, language
@@ -127,6 +131,15 @@ def best_dense(language: str, hits: list[Hit]) -> tuple[float, str, float]:
 class EvidenceGate:
     def __init__(self, config: GateConfig | None = None) -> None:
         self.config = config or GateConfig()
+
+    def _answerability(self, language: str, scale_language: str, signals: dict[str, float]) -> float:
+        """The score of the model of `scale_language` (whose scale the cosines are on), with the translated
+        words across languages where that pair reads them."""
+        score = self.config.models[scale_language].score(signals)
+        if (language, scale_language) in TRANSLATED and "translated" in signals:
+            weight, centre = TRANSLATED[(language, scale_language)]
+            score += weight * (signals["translated"] - centre)
+        return score
 
     def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None) -> bool:
         """Whether sentence-level evidence would change the decision: no reranker score to read, and the
@@ -156,9 +169,10 @@ class EvidenceGate:
                 return GateDecision(False, f"best reranker score {best:.2f} < {cfg.min_rerank_score:.2f}", signals)
             return GateDecision(True, "reranker found relevant passages", signals)
         language = detect_language(question)
-        dense, scale_language, compared = best_dense(language, top)
-        if evidence is not None and evidence.best is not None and evidence.language:
-            scale_language = evidence.language
+        quoted = evidence.language if evidence is not None and evidence.best is not None else None
+        # The model of the language quoted first reads the cosine of that language's best passage.
+        dense, scale_language, compared = best_dense(language, top, quoted or None)
+        scale_language = quoted or scale_language
         coverage = lexical_coverage(question, top, idf)
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
         missing = evidence.missing if evidence is not None else ()
@@ -166,14 +180,20 @@ class EvidenceGate:
         model = cfg.models[scale_language]
         if cfg.use_evidence and (evidence is not None or not set(model.weights) & SENTENCE_SIGNALS):
             signals.update(evidence.signals if evidence is not None else {})
-            score = model.score(signals)
-            if (language, scale_language) in TRANSLATED and "translated" in signals:
-                weight, centre = TRANSLATED[(language, scale_language)]
-                score += weight * (signals["translated"] - centre)
+            score = self._answerability(language, scale_language, signals)
             signals |= {"answerability": round(score, 4), "threshold": model.threshold}
-            if score < model.threshold:
-                return GateDecision(False, f"answerability {score:.3f} < {model.threshold:.3f}", signals, missing)
-            return GateDecision(True, "evidence strong enough", signals, missing)
+            if score >= model.threshold:
+                return GateDecision(True, "evidence strong enough", signals, missing)
+            # The knowledge base answers in either language: the other one's evidence, by its own model.
+            for other, said in (evidence.others if evidence is not None else {}).items():
+                dense_other = best_dense(language, top, other)[0]
+                read = {"dense": round(dense_other, 4), "coverage": signals["coverage"], **said}
+                score = self._answerability(language, other, read)
+                if score >= cfg.models[other].threshold:
+                    read |= {"answerability": round(score, 4), "threshold": cfg.models[other].threshold}
+                    return GateDecision(True, f"evidence strong enough in {other}", read, missing, other)
+            reason = f"answerability {signals['answerability']:.3f} < {model.threshold:.3f}"
+            return GateDecision(False, reason, signals, missing)
         # A threshold set by hand is one number on the question's language's scale: the compared cosine.
         combined = cfg.dense_weight * compared + cfg.coverage_weight * coverage
         threshold = cfg.threshold(question)

@@ -21,6 +21,8 @@ LONG_SENTENCE = 400  # a "sentence" longer than this is quoted clause by clause
 
 _BLOCK = re.compile(r"[^\n](?:[^\n]|\n(?![ \t]*\n))*")  # text between blank lines
 _SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# The label of a statute's article ("第九条 …"): a number, not a word the question may share (第一天 is no 第一条).
+ARTICLE = re.compile(r"^\s*第[一二三四五六七八九十百千零\d]+条")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十\d]{1,3}[)）、])\s+")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")

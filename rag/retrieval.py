@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rag.bilingual import to_chinese, to_english
+from rag.bilingual import translate
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.lexical import TOKENIZER_NAME
 from rag.prompt import detect_language, passage_language
-from rag.scales import comparable
+from rag.scales import TRANSLATED_DENSE, comparable
 from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -78,15 +78,16 @@ def reciprocal_rank_fusion(
 
 def score_fusion(
     rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]],
-    weights: dict[str, float], foreign: dict[int, float] | None = None,
+    weights: dict[str, float], foreign: dict[int, float] | None = None, sighted: bool = False,
 ) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
     """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
     retriever's exact score (`exact[r][row]`), normalised over the candidates.
 
     `foreign` holds the rows in another language than the question, with their BM25 score on the tokens
     that can match across languages: their BM25 is scaled among themselves, not against same-language
-    passages' full matches, and when it is zero for all of them (BM25 is blind to them) they are scored by
-    the other retrievers alone, not pulled down."""
+    passages' full matches, and when it is zero for all of them they are scored by the other retrievers
+    alone, not pulled down — BM25 is blind to them — unless `sighted`: BM25 read them through the question
+    translated word for word, so a zero is a miss (an English question's unrelated Chinese passages)."""
     foreign = foreign or {}
     rows = list(dict.fromkeys(row for ranking in rankings.values() for row, _ in ranking))
     ranks = {row: {} for row in rows}
@@ -104,8 +105,8 @@ def score_fusion(
         # counts fully; when it matched none of them, the weights are those of the retrievers that see them.
         top = max(foreign.values())
         seen = {name: normalised[name] for name in exact if name != "bm25"}
-        if top > 0 and "bm25" in exact:
-            seen["bm25"] = {row: value / top for row, value in foreign.items()}
+        if (top > 0 or sighted) and "bm25" in exact:
+            seen["bm25"] = {row: value / top if top > 0 else 0.0 for row, value in foreign.items()}
         share = sum(weights.get(name, 1.0) for name in seen) or 1.0
         for row in foreign:
             if row in fused:
@@ -137,18 +138,31 @@ def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, flo
     return {**exact, "dense": dense}
 
 
+def _mixed(exact: dict[str, dict[Hashable, float]], translated: dict[str, dict[Hashable, float]],
+           share: float) -> dict[str, dict[Hashable, float]]:
+    """`exact` with the cosine of each passage in `translated` (the other language's) measured `share`
+    against the translated question: across languages the embedded model relates a question to passages
+    loosely, and a bag of the passages' own words more closely (English questions on all of lawref, R@5
+    .231 -> .500; BENCHMARKS.md)."""
+    dense = dict(exact["dense"])
+    for key, cosine in translated["dense"].items():
+        dense[key] = (1 - share) * dense[key] + share * cosine
+    return {**exact, "dense": dense}
+
+
+def holds_other_language(snapshot: SearchIndex, language: str) -> bool:
+    """Whether the index holds passages in another language than `language` (also when not known: an index
+    made before passages' languages were counted)."""
+    languages = snapshot.manifest.languages()
+    return languages is None or any(other != language for other in languages)
+
+
 def cross_language_query(query: str, language: str) -> str:
     """What of `query` can match a passage in another language: its names, numbers and codes (a Chinese
     question's Latin-script and digit text; an English question's words, which a Chinese passage holds
     only as such), and its words translated by the bilingual dictionary (rag.bilingual)."""
-    translated = translated_query(query, language)
+    translated = translate(query, language)
     return translated if language == "zh" else f"{query} {translated}".strip()
-
-
-def translated_query(query: str, language: str) -> str:
-    """`query`'s words in the other language (names, numbers and codes kept), by the bilingual dictionary:
-    what finds the passages in the other language that its own words cannot."""
-    return to_english(query) if language == "zh" else to_chinese(query)
 
 
 class PassageLanguages:
@@ -231,10 +245,12 @@ class Retriever:
         path_prefix: str | None = None,
         query_vector: np.ndarray | None = None,
         allowed: Scope = EVERYTHING,
+        translated_vector: np.ndarray | None = None,
     ) -> tuple[list[Hit], SearchTimings]:
         """Top-k hits and where the time went; `path_prefix` keeps only files under that folder (or that
         file), `allowed` only passages that scope allows (both inside each retriever, so top-k is filled from them);
-        `query_vector` skips embedding the query (when the caller already has it)."""
+        `query_vector` skips embedding the query (when the caller already has it), `translated_vector` the
+        question translated (`translation`)."""
         if not query or not query.strip():
             raise ValueError("query must not be empty")
         if top_k <= 0:
@@ -246,14 +262,23 @@ class Retriever:
         timings = SearchTimings()
         row_filter = snapshot.row_filter(path_prefix, allowed)
         depth = max(top_k, self.fusion.candidates)
+        language = detect_language(query)
+        fused_by_scores = mode == "hybrid" and self.fusion.method == "scores"
+        across = fused_by_scores and holds_other_language(snapshot, language)
+        translated = self._translation(query, language) if across else ""
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
 
         def dense() -> Ranking:
             t0 = time.perf_counter()
-            vector = query_vector if query_vector is not None else self.embedder.embed_query(query)
+            vector, other = query_vector, translated_vector if translated else None
+            if vector is None or (translated and other is None):
+                vector, other = self._embed(query, translated, vector)
             t1 = time.perf_counter()
             result = snapshot.dense_ranking(vector, depth, row_filter)
+            if other is not None:
+                found["translated_vector"] = other
+                found["translated_dense"] = snapshot.dense_ranking(other, depth, row_filter)
             found["vector"] = vector
             timings.embed_ms = (t1 - t0) * 1000
             timings.dense_ms = (time.perf_counter() - t1) * 1000
@@ -265,25 +290,36 @@ class Retriever:
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
-        language = detect_language(query)
         if mode == "hybrid":
             dense_future = self._pool.submit(dense)
             rankings["bm25"] = bm25()
-            if self.fusion.method == "scores":
+            if across:
                 rankings.update(self._translated(snapshot, query, language, depth, row_filter))
             rankings["dense"] = dense_future.result()
+            if "translated_dense" in found:
+                rankings["translated_dense"] = found["translated_dense"]
         elif mode == "dense":
             rankings["dense"] = dense()
         else:
             rankings["bm25"] = bm25()
         weights = {"dense": self.fusion.dense_weight, "bm25": self.fusion.bm25_weight}
-        if mode == "hybrid" and self.fusion.method == "scores":
+        if fused_by_scores:
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
             exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
-            languages = self._languages.of(snapshot, keys)
-            foreign = self._foreign(snapshot, keys, query, language, languages, found["vector"], exact)
-            fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign)[:top_k]
-            # Each hit shows the scores as measured (the gate puts the cosine on its own scale itself).
+            foreign: dict[Hashable, float] = {}
+            languages: dict[Hashable, str] = {}
+            sighted = False
+            if across:
+                languages = self._languages.of(snapshot, keys)
+                foreign, sighted = self._foreign(snapshot, keys, query, language, languages, found["vector"],
+                                                 exact)
+            if foreign and "translated_vector" in found:
+                against = snapshot.exact_scores(list(foreign), found["translated_vector"], "", None)
+                exact = _mixed(exact, against, TRANSLATED_DENSE[language])
+            fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
+                                 sighted)[:top_k]
+            # Each hit shows its scores as measured (for a passage in the other language, its cosine measured
+            # partly against the translated question); the gate puts the cosine on its own scale itself.
             fused = [(key, score, rank, {name: exact[name].get(key, 0.0) for name in exact})
                      for key, score, rank, _ in fused]
         else:
@@ -293,12 +329,37 @@ class Retriever:
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
 
+    def translation(self, query: str) -> str:
+        """What a hybrid search of `query` also embeds: `query` translated word for word, when the live
+        knowledge base holds passages in the other language and cosines across that language pair are
+        measured partly against it (rag.scales.TRANSLATED_DENSE); "" otherwise."""
+        language = detect_language(query)
+        if self.fusion.method != "scores" or not holds_other_language(self.snapshot, language):
+            return ""
+        return self._translation(query, language)
+
+    @staticmethod
+    def _translation(query: str, language: str) -> str:
+        if not TRANSLATED_DENSE.get(language):
+            return ""
+        translated = translate(query, language)
+        return translated if translated.strip() and translated != query else ""
+
+    def _embed(self, query: str, translated: str,
+               vector: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The query's vector (unless given) and its translation's (unless ""), in one call of the model."""
+        texts = ([query] if vector is None else []) + ([translated] if translated else [])
+        vectors = list(self.embedder.embed_queries(texts))
+        if vector is None:
+            vector = vectors.pop(0)
+        return vector, (vectors[0] if translated else None)
+
     @staticmethod
     def _translated(snapshot: SearchIndex, query: str, language: str, depth: int,
                     row_filter: Any) -> dict[str, Ranking]:
         """BM25's ranking of the question translated word for word: candidates in the other language that
         dense retrieval, across languages, ranks too low to bring (fused as any candidate is)."""
-        translated = translated_query(query, language)
+        translated = translate(query, language)
         if not translated.strip() or translated == query:
             return {}
         return {"translated": snapshot.bm25_ranking(translated, depth, row_filter)[0]}
@@ -306,19 +367,20 @@ class Retriever:
     @staticmethod
     def _foreign(snapshot: SearchIndex, keys: list[Hashable], query: str, language: str,
                  languages: dict[Hashable, str], vector: np.ndarray,
-                 exact: dict[str, dict[Hashable, float]]) -> dict[Hashable, float]:
+                 exact: dict[str, dict[Hashable, float]]) -> tuple[dict[Hashable, float], bool]:
         """The candidates in another language than `query` (in `language`), with their BM25 score on the
-        tokens that can match across languages."""
+        tokens that can match across languages, and whether those include the question's translated words."""
         foreign = [key for key in keys if languages.get(key, language) != language]
         if not foreign:
-            return {}
+            return {}, False
         cross = cross_language_query(query, language)
+        sighted = bool(translate(query, language).strip())
         if cross == query:
-            return {key: exact["bm25"].get(key, 0.0) for key in foreign}
+            return {key: exact["bm25"].get(key, 0.0) for key in foreign}, sighted
         if not cross.strip():
-            return dict.fromkeys(foreign, 0.0)
+            return dict.fromkeys(foreign, 0.0), False
         scores = snapshot.exact_scores(foreign, vector, cross, None)["bm25"]
-        return {key: scores.get(key, 0.0) for key in foreign}
+        return {key: scores.get(key, 0.0) for key in foreign}, sighted
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

@@ -8,6 +8,9 @@ import time
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.evidence import Evidence, Similarity, TermSimilarity, gather_evidence
+from rag.prompt import detect_language
+from rag.bilingual import translate
+from rag.scales import TRANSLATED_DENSE
 
 
 class GatherEvidence:
@@ -20,7 +23,8 @@ class GatherEvidence:
         began = time.perf_counter()
         evidence = gather_evidence(ctx.question, ctx.sources, ctx.idf, self.similarity(ctx.question, ctx.version),
                                    query=ctx.rewritten, terms=self.term_similarity(ctx.version),
-                                   joined=max(0, len(ctx.sources) - self.top_k))
+                                   joined=max(0, len(ctx.sources) - self.top_k),
+                                   translated=self.translated(ctx.question, ctx.version))
         ctx.took("evidence", began)
         return evidence
 
@@ -32,6 +36,12 @@ class GatherEvidence:
             return [float(v @ query) for v in self.vectors.passages(sentences)]
 
         return score
+
+    def translated(self, question: str, version: str) -> Similarity | None:
+        """Cosine of sentences to the question translated word for word (rag.bilingual), or None."""
+        language = detect_language(question)
+        text = translate(question, language) if TRANSLATED_DENSE.get(language) else ""
+        return self.similarity(text, version) if text.strip() else None
 
     def term_similarity(self, version: str) -> TermSimilarity:
         """Cosine of each key term of a question (embedded as a query) to each of the texts."""

@@ -13,7 +13,10 @@ from rag.quotable import Unit
 class Extract:
     def choose(self, ctx: AnswerContext) -> list[list[Unit]]:
         """The excerpts to quote, best first; none when the evidence holds no sentence to quote."""
-        return choose_quotes(ctx.evidence) if ctx.evidence is not None else []
+        evidence, decision = ctx.evidence, ctx.decision
+        if evidence is not None and decision is not None and decision.language:
+            evidence = evidence.led_by(decision.language)  # what decided is quoted first
+        return choose_quotes(evidence) if evidence is not None else []
 
     def confirm(self, ctx: AnswerContext, decision: GateDecision) -> GateDecision:
         """The gate's decision, turned into a refusal when an extractive answer would quote nothing."""

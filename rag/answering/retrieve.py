@@ -20,10 +20,14 @@ class Retrieve:
         """One hit list per query, best first (blocking: the embedded model, the index, Redis)."""
         began = time.perf_counter()
         queries = [ctx.question] + ([ctx.rewritten] if ctx.rewritten else [])
-        vectors = [self.vectors.query(q, ctx.version) for q in queries]
+        # Each query's own vector, and its translation's where retrieval also reads one: in one model call.
+        translations = [self.retriever.translation(q) for q in queries]
+        texts = queries + [t for t in translations if t]
+        vectors = dict(zip(texts, self.vectors.queries(texts, ctx.version)))
         ctx.timings["embed"] = ms(began)
         began = time.perf_counter()
-        lists = [self.retriever.search(q, top_k=self.depth, query_vector=v, allowed=ctx.scope)
-                 for q, v in zip(queries, vectors)]
+        lists = [self.retriever.search(q, top_k=self.depth, query_vector=vectors[q], allowed=ctx.scope,
+                                       translated_vector=vectors[t] if t else None)
+                 for q, t in zip(queries, translations)]
         ctx.timings["retrieve"] = ms(began)
         return lists

@@ -21,13 +21,20 @@ class Vectors:
         self.work_cache = work_cache
 
     def query(self, text: str, version: str) -> np.ndarray:
-        key = cache_key("query-embedding", version, self.embedder.model_id, text)
-        cached = self.cache.get("query-embedding", key)
-        if cached is not None:
-            return np.frombuffer(cached, dtype=np.float32)
-        vector = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
-        self.cache.set("query-embedding", key, vector.tobytes(), self.ttl)
-        return vector
+        return self.queries([text], version)[0]
+
+    def queries(self, texts: list[str], version: str) -> list[np.ndarray]:
+        """Query vectors of `texts`, those not cached embedded in one call of the model."""
+        keys = [cache_key("query-embedding", version, self.embedder.model_id, t) for t in texts]
+        found = {k: self.cache.get("query-embedding", k) for k in dict.fromkeys(keys)}
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if found[k] is None))
+        if missing:
+            vectors = np.asarray(self.embedder.embed_queries(missing), dtype=np.float32)
+            for text, vector in zip(missing, vectors):
+                key = cache_key("query-embedding", version, self.embedder.model_id, text)
+                found[key] = vector.tobytes()
+                self.cache.set("query-embedding", key, found[key], self.ttl)
+        return [np.frombuffer(found[k], dtype=np.float32) for k in keys]
 
     def passages(self, texts: list[str]) -> np.ndarray:
         """Passage-form vectors of `texts` (e.g. of sentences to quote), one row each."""

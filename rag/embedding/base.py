@@ -30,6 +30,10 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries in one call of the model (one row each)."""
+        ...
+
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)

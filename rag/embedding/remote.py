@@ -87,6 +87,11 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._request([self.query_template.format(text=text)])[0]
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._request([self.query_template.format(text=t) for t in texts])
+
     def _request(self, inputs: list[str]) -> np.ndarray:
         extra = {"dimensions": self._dimensions} if self._dimensions else {}
         try:

@@ -25,6 +25,7 @@ from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
 from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.prompt import passage_language
 from rag.sources.base import DocumentMeta
 from rag.parsing.loader import (
     DATE_FROM_GIT,
@@ -406,7 +407,8 @@ class IndexBuilder:
             chunks = _anchored(chunks, source, data if doc.parser == "markdown" else None)
         record = FileRecord(hash=digest, size=len(data), chunks=len(chunks), parser=doc.parser, title=doc.title,
                             version=doc.version, date=doc.modified, date_source=doc.date_source,
-                            metadata_version=METADATA_VERSION, source=source.source, collection=doc.collection)
+                            metadata_version=METADATA_VERSION, source=source.source,
+                            collection=doc.collection, languages=_languages(chunks))
         # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
         upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
         return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
@@ -415,12 +417,16 @@ class IndexBuilder:
     def _reuse(source: SourceFile, digest: str, prev: FileRecord, chunks: list[Chunk], fallback: FileDate) -> _FileResult:
         """The previous chunks of an unchanged file, re-dated when the date was its commit or file time
         and that moved (text, ids and embeddings stay: the date is not part of what is embedded)."""
-        if prev.date_source not in VOLATILE_DATE_SOURCES or (prev.date, prev.date_source) == (
+        redate = prev.date_source in VOLATILE_DATE_SOURCES and (prev.date, prev.date_source) != (
             fallback.date, fallback.source
-        ):
+        )
+        if not redate and prev.languages:
             return _FileResult(source, digest, chunks, prev)
-        chunks = [replace(c, doc_date=fallback.date) for c in chunks]
-        record = replace(prev, date=fallback.date, date_source=fallback.source)
+        if redate:
+            chunks = [replace(c, doc_date=fallback.date) for c in chunks]
+            prev = replace(prev, date=fallback.date, date_source=fallback.source)
+        # (an index made before passages' languages were counted gets them once, from the kept chunks)
+        record = replace(prev, languages=prev.languages or _languages(chunks))
         return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
     def _queue_missing_vectors(self, chunks: list[Chunk], worker: EmbedWorker) -> None:
@@ -494,6 +500,16 @@ def _confirm_lock(held: object) -> None:
         )
 
 
+def _languages(chunks: list[Chunk]) -> dict[str, int]:
+    """How many of a file's passages are in each language: retrieval translates a question only for a
+    knowledge base that holds the other language."""
+    counts: dict[str, int] = {}
+    for chunk in chunks:
+        language = passage_language(chunk)
+        counts[language] = counts.get(language, 0) + 1
+    return counts
+
+
 def _fallback_date(path: Path, git_dates: dict[Path, str]) -> FileDate:
     """A file's last commit date in a git checkout, else its modification time."""
     committed = git_dates.get(path.resolve())
@@ -565,8 +581,10 @@ def _discover_sources(
             owned = {name: rec for name, rec in prev_manifest.files.items() if rec.source == root.name}
             if owned and all(name in prev_by_file for name in owned):
                 for name, record in owned.items():
+                    chunks = prev_by_file[name]
+                    record = replace(record, languages=record.languages or _languages(chunks))
                     carried.append(_FileResult(SourceFile(Path(root.path, name[len(prefix):]), name, root.name,
-                                                          root.collection), record.hash, prev_by_file[name], record))
+                                                          root.collection), record.hash, chunks, record))
                 continue
         if not root.path.is_dir():
             passed[prefix] = f"the folder of source {root.name} is missing; nothing of it is indexed"

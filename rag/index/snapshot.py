@@ -20,7 +20,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ class FileRecord:
     metadata_version: int = 0  # how the metadata was read (rag.parsing.loader.METADATA_VERSION)
     source: str = ""  # the declared source (rag.sources) it came from; "" for a folder given to `index`
     collection: str = ""  # its collection when a source declares it ("": the first folder of its name)
+    languages: dict[str, int] = field(default_factory=dict)  # its passages in each language
 
 
 @dataclass
@@ -96,13 +97,26 @@ class Manifest:
         source = self.sources.get(name.split("/", 1)[0]) if self.sources else None
         return source["collection"] if source else collection_of(name)
 
+    def languages(self) -> set[str] | None:
+        """The languages of the indexed passages; None when a file was indexed before they were counted."""
+        if any(not record.languages for record in self.files.values()):
+            return None
+        return {language for record in self.files.values() for language in record.languages}
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=1)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
-        files = {name: FileRecord(**rec) for name, rec in data.pop("files", {}).items()}
-        return cls(files=files, **data)
+        """A manifest as written by this or a later version (fields a later one added are left out: a
+        replica not yet upgraded keeps reading what the upgraded indexer publishes)."""
+        files = {name: FileRecord(**_known(FileRecord, rec)) for name, rec in data.pop("files", {}).items()}
+        return cls(files=files, **_known(cls, data))
+
+
+def _known(kind: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(kind)}
+    return {key: value for key, value in data.items() if key in names}
 
 
 @dataclass

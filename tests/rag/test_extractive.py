@@ -87,8 +87,10 @@ def test_what_the_handbook_never_mentions_is_refused_or_quoted_only_under_a_near
     refused = ask(handbook, "What is the capital of France?")
     assert refused.refused and refused.citations == [] and ">" not in refused.text
     answer = ask(handbook, "What is the capital of France?", gate_threshold=0.0)  # the gate lets it through
-    assert answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"capital", "France"'), answer.text
-    assert answer.near_miss == ["capital", "France"]
+    # "France" is in no document of either language; "capital" is, translated: the China office's hotel rule
+    # names its 省会城市 (provincial capitals), which the question now reaches through its translation.
+    assert answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"France"'), answer.text
+    assert answer.near_miss == ["France"]
 
 
 def test_at_most_three_units_are_quoted_and_each_cites_its_passage(handbook):

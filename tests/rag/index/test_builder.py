@@ -351,6 +351,41 @@ def test_an_index_from_before_edition_metadata_is_refreshed_not_reused(kb, tmp_p
     assert (notes["security.md"].doc_version, notes["security.md"].doc_date) == ("", "2024-03-04")
 
 
+def test_the_manifest_counts_each_files_passages_per_language(kb, tmp_path):
+    """Retrieval translates a question only for a knowledge base that holds the other language."""
+    docs = write_corpus(tmp_path / "docs")
+    build(kb, [docs])
+    manifest = kb.retriever.snapshot.manifest
+    assert manifest.files["hr/年假制度.md"].languages == {"zh": manifest.files["hr/年假制度.md"].chunks}
+    assert set(manifest.files["travel.md"].languages) == {"en"}
+    assert manifest.languages() == {"zh", "en"}
+    assert kb.retriever.translation("How many days of annual leave do I get?")
+    (docs / "hr" / "年假制度.md").unlink()
+    build(kb, [docs])
+    assert kb.retriever.snapshot.manifest.languages() == {"en"}
+    assert kb.retriever.translation("How many days of annual leave do I get?") == ""
+
+
+def test_an_index_from_before_languages_were_counted_gets_them_without_re_embedding(kb, tmp_path):
+    import json
+
+    docs = write_corpus(tmp_path / "docs")
+    build(kb, [docs])
+    live = kb.store.current_path()
+    manifest = json.loads((live / "manifest.json").read_text(encoding="utf-8"))
+    for record in manifest["files"].values():  # what an older release wrote
+        record.pop("languages")
+    manifest["a field a later release adds"] = 1  # read by this release without it
+    (live / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    old = Retriever(kb.store, kb.embedder)
+    assert old.snapshot.manifest.languages() is None  # not known: translated as before, just in case
+    assert old.translation("How many days of annual leave do I get?")
+    report = build(kb, [docs])
+    assert report.embedded == 0
+    assert sorted(report.metadata_updated) == ["hr/年假制度.md", "security.md", "travel.md"]
+    assert Retriever(kb.store, kb.embedder).snapshot.manifest.languages() == {"zh", "en"}
+
+
 # Discovery: symbolic links ---------------------------------------------------------------------------------------
 
 
