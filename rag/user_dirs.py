@@ -15,6 +15,14 @@ def data_dir() -> Path:
     return _folder("XDG_DATA_HOME", Path(".local", "share"), "Application Support")
 
 
+def cache_dir() -> Path:
+    """What any data dir's commands can share and make again: `$XDG_CACHE_HOME/ai-employee` (default
+    `~/.cache/ai-employee`), `~/Library/Caches/ai-employee` on macOS, `%LOCALAPPDATA%\\ai-employee\\cache` on
+    Windows."""
+    folder = _folder("XDG_CACHE_HOME", Path(".cache"), "Caches")
+    return folder / "cache" if sys.platform == "win32" else folder
+
+
 def _folder(xdg_variable: str, xdg_default: Path, macos: str) -> Path:
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
