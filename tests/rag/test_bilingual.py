@@ -62,9 +62,11 @@ def forget(monkeypatch) -> None:
 
 @pytest.fixture
 def fresh(tmp_path: Path, monkeypatch) -> Path:
-    """Nothing in memory (forget); the parsed copy kept in `tmp_path` (the folder restored afterwards)."""
+    """Nothing in memory (forget); the parsed copy kept in `tmp_path`, the machine's in `tmp_path/machine`
+    (both folders restored afterwards)."""
     forget(monkeypatch)
     monkeypatch.setattr(bilingual, "_saved", None)
+    monkeypatch.setattr(bilingual, "_machine", tmp_path / "machine")
     bilingual.keep_in(tmp_path)
     return tmp_path
 
@@ -73,17 +75,44 @@ def test_the_parsed_dictionary_is_kept_and_read_back(fresh: Path, monkeypatch):
     bilingual.warm_up()
     saved = list(fresh.glob("bilingual-*.marshal"))
     assert len(saved) == 1 and saved[0].stat().st_size > 1_000_000
+    assert [f.name for f in (fresh / "machine").iterdir()] == [saved[0].name], "the machine's copy too"
     first = bilingual.to_chinese("paternity leave")
     forget(monkeypatch)
-    assert bilingual._read_saved() is not None
+    assert bilingual._read(bilingual._saved) is not None
     assert bilingual.to_chinese("paternity leave") == first
 
 
 def test_a_damaged_saved_copy_is_parsed_again(fresh: Path):
     bilingual._saved.write_bytes(b"\x00not marshal data")
-    assert bilingual._read_saved() is None
+    assert bilingual._read(bilingual._saved) is None
     assert "陪产假" in bilingual.to_chinese("paternity leave")  # parsed afresh, then saved whole
-    assert bilingual._read_saved() is not None
+    assert bilingual._read(bilingual._saved) is not None
+
+
+@pytest.fixture
+def kept_by_another_process(tmp_path: Path, monkeypatch) -> Path:
+    """The parsed dictionary kept in the machine's folder (`tmp_path/machine`) only, as another process
+    with another data dir leaves it; nothing in memory, and parsing it fails the test."""
+    entries = bilingual._dictionary()
+    monkeypatch.setattr(bilingual, "_machine", tmp_path / "machine")
+    bilingual._save(entries, tmp_path / "machine" / bilingual._file_name())
+    forget(monkeypatch)
+    monkeypatch.setattr(bilingual, "_saved", None)
+    monkeypatch.setattr(bilingual, "_load", lambda: pytest.fail("parsed, not read"))
+    return tmp_path
+
+
+def test_a_new_data_dir_reads_the_machines_copy_and_keeps_its_own(kept_by_another_process: Path):
+    bilingual.keep_in(kept_by_another_process / "data")
+    assert "陪产假" in bilingual.to_chinese("paternity leave")
+    assert bilingual._read(bilingual._saved) is not None
+
+
+def test_a_folder_it_cannot_write_in_is_passed_over(kept_by_another_process: Path):
+    (kept_by_another_process / "a-file").write_text("")
+    bilingual.keep_in(kept_by_another_process / "a-file" / "data")
+    assert "陪产假" in bilingual.to_chinese("paternity leave")
+    assert not bilingual._saved.exists()
 
 
 def test_indexing_keeps_the_parsed_dictionary_in_the_data_dir(tmp_path: Path, monkeypatch):
