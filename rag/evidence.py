@@ -20,11 +20,12 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain
 
-from rag.bilingual import chinese_for, senses, translate, translations
+from rag.bilingual import chinese_for, senses, translations
 from rag.lexical import tokenize, words
 from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, Unit, quotable_units
-from rag.scales import TRANSLATED_DENSE, comparable, on_passage_scale, same_language_threshold
+from rag.scales import (TRANSLATED_DENSE, comparable, measured_across, on_passage_scale,
+                        same_language_threshold, translation_for)
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]
@@ -242,13 +243,12 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     # "Annual leave entitlement" is the entitlement, under "Long service days" an extra.
     texts = [_embedded_text(s, sources) for s in units]
     cosines = similarity(texts) if similarity and units else [0.0] * len(units)
-    share = TRANSLATED_DENSE.get(language, 0.0)
     other = [n for n, s in enumerate(units) if languages[s.unit.source] != language]
-    if translated is not None and share and other and similarity:
+    if translated is not None and other and similarity:
         against = translated([texts[n] for n in other])
         cosines = list(cosines)
         for n, cosine in zip(other, against):
-            cosines[n] = (1 - share) * cosines[n] + share * cosine
+            cosines[n] = measured_across(cosines[n], cosine, language)
     for scored, cosine in zip(units, cosines):
         scored.raw = float(cosine) if similarity else 0.0
         scored.cosine = comparable(scored.raw, language, languages[scored.unit.source], "sentence")
@@ -332,13 +332,12 @@ def _unseen(question: str, question_terms: list[str], present: set[str], idf: Id
 def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], language: str,
                 passages: list[str]) -> list[list[float]]:
     """Each word's cosine to each text; to a text in the other language measured partly against the word
-    translated (rag.scales.TRANSLATED_DENSE), as every cosine across that pair is."""
+    translated (rag.scales.measured_across), as every cosine across that pair is."""
     rows = terms(words, texts)
-    share = TRANSLATED_DENSE.get(language, 0.0)
-    if not share or all(p == language for p in passages):
+    if not TRANSLATED_DENSE.get(language) or all(p == language for p in passages):
         return rows
-    translated = terms([translate(w, language) or w for w in words], texts)
-    return [[(1 - share) * c + share * t if p != language else c for c, t, p in zip(row, other, passages)]
+    translated = terms([translation_for(w, language) or w for w in words], texts)
+    return [[measured_across(c, t, language) if p != language else c for c, t, p in zip(row, other, passages)]
             for row, other in zip(rows, translated)]
 
 

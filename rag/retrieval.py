@@ -22,7 +22,7 @@ from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.lexical import TOKENIZER_NAME
 from rag.prompt import detect_language, passage_language
-from rag.scales import TRANSLATED_DENSE, comparable
+from rag.scales import comparable, measured_across, translation_for
 from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -139,21 +139,21 @@ def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, flo
 
 
 def _mixed(exact: dict[str, dict[Hashable, float]], translated: dict[str, dict[Hashable, float]],
-           share: float) -> dict[str, dict[Hashable, float]]:
-    """`exact` with the cosine of each passage in `translated` (the other language's) measured `share`
-    against the translated question: across languages the embedded model relates a question to passages
-    loosely, and a bag of the passages' own words more closely (English questions on all of lawref, R@5
-    .231 -> .500; BENCHMARKS.md)."""
+           language: str) -> dict[str, dict[Hashable, float]]:
+    """`exact` with the cosine of each passage in `translated` (the other language's) measured partly
+    against the translated question (rag.scales.measured_across): across languages the embedded model
+    relates a question to passages loosely, and a bag of the passages' own words more closely (English
+    questions on all of lawref, R@5 .231 -> .500; BENCHMARKS.md)."""
     dense = dict(exact["dense"])
     for key, cosine in translated["dense"].items():
-        dense[key] = (1 - share) * dense[key] + share * cosine
+        dense[key] = measured_across(dense[key], cosine, language)
     return {**exact, "dense": dense}
 
 
 def holds_other_language(snapshot: SearchIndex, language: str) -> bool:
     """Whether the index holds passages in another language than `language` (also when not known: an index
     made before passages' languages were counted)."""
-    languages = snapshot.manifest.languages()
+    languages = snapshot.manifest.languages
     return languages is None or any(other != language for other in languages)
 
 
@@ -265,7 +265,7 @@ class Retriever:
         language = detect_language(query)
         fused_by_scores = mode == "hybrid" and self.fusion.method == "scores"
         across = fused_by_scores and holds_other_language(snapshot, language)
-        translated = self._translation(query, language) if across else ""
+        translated = translation_for(query, language) if across else ""
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
 
@@ -315,7 +315,7 @@ class Retriever:
                                                  exact)
             if foreign and "translated_vector" in found:
                 against = snapshot.exact_scores(list(foreign), found["translated_vector"], "", None)
-                exact = _mixed(exact, against, TRANSLATED_DENSE[language])
+                exact = _mixed(exact, against, language)
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
                                  sighted)[:top_k]
             # Each hit shows its scores as measured (for a passage in the other language, its cosine measured
@@ -332,18 +332,11 @@ class Retriever:
     def translation(self, query: str) -> str:
         """What a hybrid search of `query` also embeds: `query` translated word for word, when the live
         knowledge base holds passages in the other language and cosines across that language pair are
-        measured partly against it (rag.scales.TRANSLATED_DENSE); "" otherwise."""
+        measured partly against it (rag.scales.translation_for); "" otherwise."""
         language = detect_language(query)
         if self.fusion.method != "scores" or not holds_other_language(self.snapshot, language):
             return ""
-        return self._translation(query, language)
-
-    @staticmethod
-    def _translation(query: str, language: str) -> str:
-        if not TRANSLATED_DENSE.get(language):
-            return ""
-        translated = translate(query, language)
-        return translated if translated.strip() and translated != query else ""
+        return translation_for(query, language)
 
     def _embed(self, query: str, translated: str,
                vector: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:

@@ -17,6 +17,8 @@ Two uses: reading a cross-language cosine with the calibrated gate model of the 
 
 from __future__ import annotations
 
+from rag.bilingual import translate
+
 Level = str  # "dense": a whole passage; "sentence": a quotable unit with its title and headings
 
 # (question language, passage language) -> level -> (unrelated median, answerable median)
@@ -51,6 +53,22 @@ LIFT: dict[tuple[str, str], dict[Level, float]] = {
 # questions on all of lawref: R@5 .231 -> .500 at 0.6 (.462 at 0.5, .500 at 0.7); Chinese questions gain
 # nothing from their English gloss (squad2-zh R@5 .974 -> .947 at any share), so they are not translated.
 TRANSLATED_DENSE = {"en": 0.6}
+
+
+def translation_for(text: str, language: str) -> str:
+    """What a cosine from `text` (in `language`) to the other language is measured partly against: `text`
+    translated word for word; "" where that language's cosines are not (TRANSLATED_DENSE)."""
+    if not TRANSLATED_DENSE.get(language):
+        return ""
+    translated = translate(text, language)
+    return translated if translated.strip() and translated != text else ""
+
+
+def measured_across(plain: float, translated: float, language: str) -> float:
+    """A cosine across languages from a text in `language`: `plain` against the text itself, `translated`
+    against its translation (`translation_for`), weighed by TRANSLATED_DENSE."""
+    share = TRANSLATED_DENSE.get(language, 0.0)
+    return (1 - share) * plain + share * translated
 
 
 def rescale(cosine: float, source: tuple[str, str], target: tuple[str, str], level: Level) -> float:

@@ -9,8 +9,7 @@ from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.evidence import Evidence, Similarity, TermSimilarity, gather_evidence
 from rag.prompt import detect_language
-from rag.bilingual import translate
-from rag.scales import TRANSLATED_DENSE
+from rag.scales import translation_for
 
 
 class GatherEvidence:
@@ -38,10 +37,9 @@ class GatherEvidence:
         return score
 
     def translated(self, question: str, version: str) -> Similarity | None:
-        """Cosine of sentences to the question translated word for word (rag.bilingual), or None."""
-        language = detect_language(question)
-        text = translate(question, language) if TRANSLATED_DENSE.get(language) else ""
-        return self.similarity(text, version) if text.strip() else None
+        """Cosine of sentences to the question translated (rag.scales.translation_for), or None."""
+        text = translation_for(question, detect_language(question))
+        return self.similarity(text, version) if text else None
 
     def term_similarity(self, version: str) -> TermSimilarity:
         """Cosine of each key term of a question (embedded as a query) to each of the texts."""

@@ -97,11 +97,13 @@ class Manifest:
         source = self.sources.get(name.split("/", 1)[0]) if self.sources else None
         return source["collection"] if source else collection_of(name)
 
-    def languages(self) -> set[str] | None:
-        """The languages of the indexed passages; None when a file was indexed before they were counted."""
+    @cached_property
+    def languages(self) -> frozenset[str] | None:
+        """The languages of the indexed passages; None when a file was indexed before they were counted.
+        Worked out once: retrieval reads it for every question."""
         if any(not record.languages for record in self.files.values()):
             return None
-        return {language for record in self.files.values() for language in record.languages}
+        return frozenset(language for record in self.files.values() for language in record.languages)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=1)

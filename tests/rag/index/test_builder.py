@@ -358,11 +358,11 @@ def test_the_manifest_counts_each_files_passages_per_language(kb, tmp_path):
     manifest = kb.retriever.snapshot.manifest
     assert manifest.files["hr/年假制度.md"].languages == {"zh": manifest.files["hr/年假制度.md"].chunks}
     assert set(manifest.files["travel.md"].languages) == {"en"}
-    assert manifest.languages() == {"zh", "en"}
+    assert manifest.languages == {"zh", "en"}
     assert kb.retriever.translation("How many days of annual leave do I get?")
     (docs / "hr" / "年假制度.md").unlink()
     build(kb, [docs])
-    assert kb.retriever.snapshot.manifest.languages() == {"en"}
+    assert kb.retriever.snapshot.manifest.languages == {"en"}
     assert kb.retriever.translation("How many days of annual leave do I get?") == ""
 
 
@@ -378,12 +378,12 @@ def test_an_index_from_before_languages_were_counted_gets_them_without_re_embedd
     manifest["a field a later release adds"] = 1  # read by this release without it
     (live / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     old = Retriever(kb.store, kb.embedder)
-    assert old.snapshot.manifest.languages() is None  # not known: translated as before, just in case
+    assert old.snapshot.manifest.languages is None  # not known: translated as before, just in case
     assert old.translation("How many days of annual leave do I get?")
     report = build(kb, [docs])
     assert report.embedded == 0
     assert sorted(report.metadata_updated) == ["hr/年假制度.md", "security.md", "travel.md"]
-    assert Retriever(kb.store, kb.embedder).snapshot.manifest.languages() == {"zh", "en"}
+    assert Retriever(kb.store, kb.embedder).snapshot.manifest.languages == {"zh", "en"}
 
 
 # Discovery: symbolic links ---------------------------------------------------------------------------------------
