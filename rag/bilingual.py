@@ -235,7 +235,7 @@ def english_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             continue
         translated = english_words(word)
         if not translated and len(word) > 2:
-            translated = tuple(dict.fromkeys(w for part in _parts(word) for w in english_words(part)))
+            translated = tuple(dict.fromkeys(w for part in _parts(word) for w in _part_words(part)))
         if translated:
             out.append((word, translated))
     return tuple(out)
@@ -267,7 +267,8 @@ def _joined(found: list[str]) -> list[str]:
 
 
 def _parts(word: str) -> list[str]:
-    """The longest dictionary words `word` is made of, left to right (single characters skipped)."""
+    """The longest dictionary words `word` is made of, left to right; a single character only where it
+    is left over between them (第一天: 第一 + 天), and none when no longer word is found."""
     english, parts, start = _dictionary().english, [], 0
     while start < len(word):
         for end in range(len(word), start + 1, -1):
@@ -276,8 +277,20 @@ def _parts(word: str) -> list[str]:
                 start = end
                 break
         else:
+            parts.append(word[start])
             start += 1
-    return parts
+    if all(len(p) == 1 for p in parts):
+        return []
+    return [p for p in parts if len(p) > 1 or p in english]
+
+
+def _part_words(part: str) -> tuple[str, ...]:
+    """The English words of one part of a compound: a single character's first sense alone (天: day, not
+    sky or heaven)."""
+    if len(part) > 1:
+        return english_words(part)
+    first = _dictionary().english[part][0]
+    return tuple(w for w in re.findall(r"[a-z0-9]+", first) if w not in STOP_WORDS)
 
 
 @lru_cache(maxsize=1024)

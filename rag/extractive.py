@@ -3,8 +3,10 @@
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
 a storm dispersed the fleet."), then — where the passages hold both languages — the other language's
-best sentence when it is nearly as good, then the runner-up when it is nearly as good; at most three sentences
-in all (an article of a statute or a list item counts as one), so an answer stays short to read. Short
+best sentence when it is nearly as good and that language's evidence passed the gate on its own (a budget of
+its own: the asker may be under either office's rule), then the runner-up when it is nearly as good; at most
+three sentences in all besides (an article of a statute or a list item counts as one), so an answer stays
+short to read. Short
 paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
 """
@@ -53,10 +55,13 @@ ACROSS = 0.05
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
-                  margin: float = 0.08, apart: float = APART, across: float = ACROSS) -> list[list[Unit]]:
+                  margin: float = 0.08, apart: float = APART, across: float = ACROSS,
+                  confirmed: tuple[str, ...] | None = None, asked: str = "") -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
-    `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut:
-    a whole short article of four sentences is quoted alone."""
+    `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut
+    (a whole short article of four sentences is quoted alone) and the other language's best has a budget of
+    its own. `confirmed`: the other languages whose evidence passed the gate on its own model (None when
+    the gate did not read them); `asked`: the question's language."""
     best = evidence.best
     if best is None:
         return []
@@ -68,19 +73,26 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         excerpts[0].append(follower)
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
-    other = _other_language_best(evidence, across)
+    other = _other_language_best(evidence, across, confirmed)
     runners = evidence.units[1:]
     if other is not None:  # the other language's answer before this language's runner-ups
         runners = [other] + [u for u in runners if u is not other]
+    # Across languages the cosines sit too close together to vouch for a sentence alone: one in neither the
+    # asker's language nor the best one's is quoted only when its language's evidence passed its own gate.
+    lead = evidence.languages[best.unit.source] if evidence.languages else asked
+    vouched = {lead, asked, *(confirmed or ())}
     for candidate in runners:
         unit = candidate.unit
-        if used >= max_sentences or candidate.score < best.score - margin:
+        if confirmed is not None and evidence.languages and evidence.languages[unit.source] not in vouched:
+            continue
+        if candidate is not other and (used >= max_sentences or candidate.score < best.score - margin):
             break
         if (not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart
                 and candidate is not other):
             continue  # another section's sentence: only if it answers nearly as well by meaning alone
+        # The other language's answer has a budget of its own: the asker may be under either rule.
         if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
-                or used + _sentences(unit) > max_sentences):
+                or (used + _sentences(unit) > max_sentences and candidate is not other)):
             continue
         quoted.add(" ".join(unit.text.split()))
         used += _sentences(unit)
@@ -144,15 +156,19 @@ def extract_answer(
     return unlink(render_quotes(question, excerpts, sources, evidence.missing), source_urls(s.url for s in sources))
 
 
-def _other_language_best(evidence: Evidence, across: float) -> ScoredUnit | None:
-    """The best unit in another language than the best one's, when it scores within `across` of it and the
-    question is no near miss."""
+def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str, ...] | None = None
+                         ) -> ScoredUnit | None:
+    """The best unit in another language than the best one's, when it scores within `across` of it, the
+    question is no near miss and — where the gate read each language's evidence (`confirmed`) — that
+    language's evidence passed on its own."""
     best = evidence.best
     if best is None or not evidence.languages or across <= 0 or evidence.missing:
         return None  # under a near miss, what is closest in the other language is no answer either
     language = evidence.languages[best.unit.source]
     other = next((u for u in evidence.units if evidence.languages[u.unit.source] != language), None)
-    return other if other is not None and other.score >= best.score - across else None
+    if other is None or other.score < best.score - across:
+        return None
+    return other if confirmed is None or evidence.languages[other.unit.source] in confirmed else None
 
 
 def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:

@@ -94,6 +94,9 @@ class GateDecision:
     signals: dict[str, float] = field(default_factory=dict)
     near_miss: tuple[str, ...] = ()  # the question's key terms that no candidate passage mentions
     language: str = ""  # set when the evidence in this language, not the best sentence's, decided
+    # When the sentence evidence was read: the other languages whose evidence also passes their own model
+    # (the knowledge base answers in each: a China office rule beside the global one)
+    confirmed: tuple[str, ...] | None = None
 
 
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
@@ -141,6 +144,18 @@ class EvidenceGate:
             score += weight * (signals["translated"] - centre)
         return score
 
+    def _other_languages(self, language: str, top: list[Hit], coverage: float,
+                         evidence: Evidence | None) -> dict[str, dict[str, float]]:
+        """The signals of each other language whose evidence passes that language's own model."""
+        passing = {}
+        for other, said in (evidence.others if evidence is not None else {}).items():
+            read = {"dense": round(best_dense(language, top, other)[0], 4), "coverage": coverage, **said}
+            score = self._answerability(language, other, read)
+            if score >= self.config.models[other].threshold:
+                passing[other] = read | {"answerability": round(score, 4),
+                                         "threshold": self.config.models[other].threshold}
+        return passing
+
     def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None) -> bool:
         """Whether sentence-level evidence would change the decision: no reranker score to read, and the
         model of the question's language — or of a passage's, when one is in the other language — uses a
@@ -182,18 +197,17 @@ class EvidenceGate:
             signals.update(evidence.signals if evidence is not None else {})
             score = self._answerability(language, scale_language, signals)
             signals |= {"answerability": round(score, 4), "threshold": model.threshold}
-            if score >= model.threshold:
-                return GateDecision(True, "evidence strong enough", signals, missing)
             # The knowledge base answers in either language: the other one's evidence, by its own model.
-            for other, said in (evidence.others if evidence is not None else {}).items():
-                dense_other = best_dense(language, top, other)[0]
-                read = {"dense": round(dense_other, 4), "coverage": signals["coverage"], **said}
-                score = self._answerability(language, other, read)
-                if score >= cfg.models[other].threshold:
-                    read |= {"answerability": round(score, 4), "threshold": cfg.models[other].threshold}
-                    return GateDecision(True, f"evidence strong enough in {other}", read, missing, other)
+            passing = self._other_languages(language, top, signals["coverage"], evidence)
+            if score >= model.threshold:
+                return GateDecision(True, "evidence strong enough", signals, missing,
+                                    confirmed=tuple(passing))
+            if passing:
+                other, read = next(iter(passing.items()))
+                return GateDecision(True, f"evidence strong enough in {other}", read, missing, other,
+                                    tuple(passing))
             reason = f"answerability {signals['answerability']:.3f} < {model.threshold:.3f}"
-            return GateDecision(False, reason, signals, missing)
+            return GateDecision(False, reason, signals, missing, confirmed=())
         # A threshold set by hand is one number on the question's language's scale: the compared cosine.
         combined = cfg.dense_weight * compared + cfg.coverage_weight * coverage
         threshold = cfg.threshold(question)

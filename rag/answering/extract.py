@@ -16,7 +16,10 @@ class Extract:
         evidence, decision = ctx.evidence, ctx.decision
         if evidence is not None and decision is not None and decision.language:
             evidence = evidence.led_by(decision.language)  # what decided is quoted first
-        return choose_quotes(evidence) if evidence is not None else []
+        confirmed = decision.confirmed if decision is not None else None
+        if evidence is None:
+            return []
+        return choose_quotes(evidence, confirmed=confirmed, asked=detect_language(ctx.question))
 
     def confirm(self, ctx: AnswerContext, decision: GateDecision) -> GateDecision:
         """The gate's decision, turned into a refusal when an extractive answer would quote nothing."""

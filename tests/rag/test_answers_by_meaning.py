@@ -140,3 +140,30 @@ def test_an_english_questions_top_passages_are_not_unrelated_chinese_ones(handbo
     answer = ask(handbook, "How long must a password be?")
     assert "14 characters" in quotes(answer)[0]
     assert all(source.file.isascii() for source in answer.sources[:5]), [s.file for s in answer.sources]
+
+
+def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
+    """The global policy grants other parents 8 weeks, the China office's 陪产假十五天: both languages'
+    evidence passes its own gate, so each is quoted (the English excerpt alone filled the old budget)."""
+    answer = ask(handbook, "How many days of paternity leave do I get?")
+    assert not answer.refused, answer.refusal_reason
+    lines = answer.text.splitlines()
+    assert "8 weeks of fully paid parental leave" in quotes(answer)[0], answer.text
+    intro = FROM_DOCUMENT[("en", "zh")].format(title="年假与请假制度")
+    assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("可以用U盘拷文件吗？", "USB storage devices are blocked on company laptops."),
+    ("每年的学习预算有多少？", "1,500 EUR per employee per year"),
+    ("I lost my work computer, who do I tell?", "lost or stolen device"),
+])
+def test_no_quote_in_a_language_whose_evidence_is_too_weak(handbook, question, answer):
+    """The Chinese rules hold nothing on USB sticks, a learning budget or lost laptops, and the Chinese gate
+    says so: an emergency-trip, personal-leave or lost-invoice rule was quoted beside the English answer
+    (and crowded out 1,500 EUR)."""
+    found = ask(handbook, question)
+    assert not found.refused, found.refusal_reason
+    quoted = "\n".join(quotes(found))
+    assert answer in quoted, found.text
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in quoted), found.text

@@ -40,6 +40,14 @@ def test_neighbours_the_dictionary_knows_together_are_joined():
     assert "plate" not in bilingual.to_english("可以用U盘拷文件吗？").split()
 
 
+def test_a_compound_the_dictionary_lacks_is_read_from_its_parts_with_a_single_character_left_over():
+    """第一天 is no entry: 第一 (first) and 天, whose first sense (day) alone counts, not sky or heaven."""
+    assert [found for word, found in bilingual.english_for("第一天") if word == "第一天"] == [
+        ("first", "number", "one", "primary", "day")]
+    assert dict(bilingual.senses("第一天", "zh"))["第一天"] == ("first day",)
+    assert "sky" not in bilingual.to_english("第一天").split()
+
+
 def test_names_numbers_and_untranslatable_words_pass_through():
     assert bilingual.to_english("1598年 NSFNET 是什么").split()[:1] == ["1598"]
     assert "NSFNET" in bilingual.to_english("NSFNET 主干网")

@@ -168,3 +168,48 @@ def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runne
 
     assert chosen() == [[best.unit.text, runner.unit.text], [english.unit.text]]
     assert english.unit.text not in str(chosen(missing=("入职",))), "a near miss quotes no other-language extra"
+
+
+def test_the_other_languages_answer_has_a_budget_of_its_own_and_needs_its_languages_gate():
+    """The other language's best sentence is quoted beside a best excerpt that already fills the three
+    sentences (the global parental leave rule, then the China office's); where the gate read each
+    language's evidence, only when that language's passed on its own model (`confirmed`): never a Chinese
+    leave rule beside the English USB answer."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "Birth mothers receive 20 weeks. Other parents receive 8 weeks. Blocks are allowed.",
+                   "paragraph", 0.92)
+    chinese = _scored(1, 0, "女员工生育享受产假一百五十八天；男员工享受陪产假十五天。", "paragraph", 0.91)
+    units = [best, chinese]
+    evidence = Evidence(units, [u.unit for u in units], languages=["en", "zh"],
+                        sections=[("leave.docx", "Leave"), ("假.md", "假")])
+
+    def chosen(confirmed):
+        return [[u.text for u in excerpt] for excerpt in choose_quotes(evidence, confirmed=confirmed)]
+
+    assert chosen(("zh",)) == [[best.unit.text], [chinese.unit.text]]
+    assert chosen(()) == [[best.unit.text]], "the Chinese evidence failed its gate: nothing of it is quoted"
+    assert chosen(None) == [[best.unit.text], [chinese.unit.text]], "not judged (a reranker decided): as close"
+
+
+def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
+    """An English question, an English answer, a Chinese rule as close by cosine in another section (the
+    lost-invoice rule beside "I lost my work computer"): across languages the cosines sit too close
+    together to vouch for it, so it is quoted only when the Chinese evidence passed its own gate — or when
+    Chinese is the asker's language, whose cosines are exact."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "Report any lost or stolen device immediately.", "sentence", 0.85)
+    chinese = _scored(1, 0, "第十五条 发票遗失的，员工可填写费用说明单。", "paragraph", 0.845)
+    units = [best, chinese]
+    evidence = Evidence(units, [u.unit for u in units], languages=["en", "zh"],
+                        sections=[("it.pdf", "Incidents"), ("差旅.md", "报销流程")])
+
+    def chosen(confirmed, asked):
+        return [[u.text for u in e] for e in choose_quotes(evidence, confirmed=confirmed, asked=asked, across=0)]
+
+    assert chosen((), "en") == [[best.unit.text]]
+    assert chosen(("zh",), "en") == [[best.unit.text], [chinese.unit.text]]
+    assert chosen((), "zh") == [[best.unit.text], [chinese.unit.text]]
