@@ -3,10 +3,10 @@
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
 a storm dispersed the fleet."), then — where the passages hold both languages — the other language's
-best sentence when it is nearly as good and that language's evidence passed the gate on its own (a budget of
-its own: the asker may be under either office's rule), then the runner-up when it is nearly as good; at most
-three sentences in all besides (an article of a statute or a list item counts as one), so an answer stays
-short to read. Short
+best sentence when it is nearly as good and that language's evidence passed the gate on its own (even past a
+full budget: the asker may be under either office's rule), then the runner-up when it is nearly as good; at
+most three sentences in all (an article of a statute or a list item counts as one), so an answer stays short
+to read. Short
 paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
 question: with no candidate the answer is a refusal (None).
 """
@@ -59,8 +59,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
                   confirmed: tuple[str, ...] | None = None, asked: str = "") -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut
-    (a whole short article of four sentences is quoted alone) and the other language's best has a budget of
-    its own. `confirmed`: the other languages whose evidence passed the gate on its own model (None when
+    (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
+    when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the gate on its own model (None when
     the gate did not read them); `asked`: the question's language."""
     best = evidence.best
     if best is None:
@@ -90,7 +90,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         if (not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart
                 and candidate is not other):
             continue  # another section's sentence: only if it answers nearly as well by meaning alone
-        # The other language's answer has a budget of its own: the asker may be under either rule.
+        # The other language's answer even past a full budget: the asker may be under either office's rule.
         if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
                 or (used + _sentences(unit) > max_sentences and candidate is not other)):
             continue

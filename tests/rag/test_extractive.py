@@ -170,7 +170,7 @@ def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runne
     assert english.unit.text not in str(chosen(missing=("入职",))), "a near miss quotes no other-language extra"
 
 
-def test_the_other_languages_answer_has_a_budget_of_its_own_and_needs_its_languages_gate():
+def test_the_other_languages_answer_is_quoted_past_a_full_budget_when_its_languages_gate_passed():
     """The other language's best sentence is quoted beside a best excerpt that already fills the three
     sentences (the global parental leave rule, then the China office's); where the gate read each
     language's evidence, only when that language's passed on its own model (`confirmed`): never a Chinese
