@@ -215,10 +215,10 @@ def load_in_background(folder: Path) -> threading.Thread | None:
 
 
 @lru_cache(maxsize=4096)
-def english_words(chinese: str) -> tuple[str, ...]:
-    """The English content words of a Chinese word's first senses (empty when the dictionary lacks it)."""
+def english_words(chinese: str, senses: int = SENSES) -> tuple[str, ...]:
+    """The English content words of a Chinese word's first `senses` (empty when the dictionary lacks it)."""
     found: list[str] = []
-    for gloss in _dictionary().english.get(chinese, [])[:SENSES]:
+    for gloss in _dictionary().english.get(chinese, [])[:senses]:
         found.extend(w for w in re.findall(r"[a-z0-9]+", gloss) if w not in STOP_WORDS and w not in found)
     return tuple(found)
 
@@ -235,7 +235,10 @@ def english_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             continue
         translated = english_words(word)
         if not translated and len(word) > 2:
-            translated = tuple(dict.fromkeys(w for part in _parts(word) for w in _part_words(part)))
+            # A single character left over between the parts counts by its first sense alone (天: day,
+            # not sky or heaven).
+            translated = tuple(dict.fromkeys(w for part in _parts(word)
+                                             for w in english_words(part, SENSES if len(part) > 1 else 1)))
         if translated:
             out.append((word, translated))
     return tuple(out)
@@ -283,14 +286,6 @@ def _parts(word: str) -> list[str]:
         return []
     return [p for p in parts if len(p) > 1 or p in english]
 
-
-def _part_words(part: str) -> tuple[str, ...]:
-    """The English words of one part of a compound: a single character's first sense alone (天: day, not
-    sky or heaven)."""
-    if len(part) > 1:
-        return english_words(part)
-    first = _dictionary().english[part][0]
-    return tuple(w for w in re.findall(r"[a-z0-9]+", first) if w not in STOP_WORDS)
 
 
 @lru_cache(maxsize=1024)

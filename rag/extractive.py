@@ -6,9 +6,9 @@ a storm dispersed the fleet."), then — where the passages hold both languages 
 best sentence when it is nearly as good and that language's evidence passed the gate on its own (even past a
 full budget: the asker may be under either office's rule), then the runner-up when it is nearly as good; at
 most three sentences in all (an article of a statute or a list item counts as one), so an answer stays short
-to read. Short
-paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing is quoted that shares no content with the
-question: with no candidate the answer is a refusal (None).
+to read. Short paragraphs are quoted whole (a short article is never cut), table rows with their column
+headers. Nothing is quoted that shares no content with the question: with no candidate the answer is a
+refusal (None).
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut
     (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
-    when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the gate on its own model (None when
-    the gate did not read them); `asked`: the question's language."""
+    when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the
+    gate on its own model (None when the gate did not read them); `asked`: the question's language."""
     best = evidence.best
     if best is None:
         return []
@@ -79,11 +79,11 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         runners = [other] + [u for u in runners if u is not other]
     # Across languages the cosines sit too close together to vouch for a sentence alone: one in neither the
     # asker's language nor the best one's is quoted only when its language's evidence passed its own gate.
-    lead = evidence.languages[best.unit.source] if evidence.languages else asked
-    vouched = {lead, asked, *(confirmed or ())}
+    vouched = (None if confirmed is None or not evidence.languages
+               else {evidence.languages[best.unit.source], asked, *confirmed})
     for candidate in runners:
         unit = candidate.unit
-        if confirmed is not None and evidence.languages and evidence.languages[unit.source] not in vouched:
+        if vouched is not None and evidence.languages[unit.source] not in vouched:
             continue
         if candidate is not other and (used >= max_sentences or candidate.score < best.score - margin):
             break

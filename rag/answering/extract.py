@@ -14,11 +14,11 @@ class Extract:
     def choose(self, ctx: AnswerContext) -> list[list[Unit]]:
         """The excerpts to quote, best first; none when the evidence holds no sentence to quote."""
         evidence, decision = ctx.evidence, ctx.decision
-        if evidence is not None and decision is not None and decision.language:
-            evidence = evidence.led_by(decision.language)  # what decided is quoted first
-        confirmed = decision.confirmed if decision is not None else None
         if evidence is None:
             return []
+        if decision is not None and decision.language:
+            evidence = evidence.led_by(decision.language)  # what decided is quoted first
+        confirmed = decision.confirmed if decision is not None else None
         return choose_quotes(evidence, confirmed=confirmed, asked=detect_language(ctx.question))
 
     def confirm(self, ctx: AnswerContext, decision: GateDecision) -> GateDecision:
