@@ -223,6 +223,12 @@ def english_words(chinese: str, senses: int = SENSES) -> tuple[str, ...]:
     return tuple(found)
 
 
+def first_sense(chinese: str) -> str:
+    """A Chinese word's first cleaned English gloss ("" when the dictionary lacks it)."""
+    glosses = _dictionary().english.get(chinese, [])
+    return glosses[0] if glosses else ""
+
+
 @lru_cache(maxsize=1024)
 def english_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each Chinese word of `text` with the English words of its first senses (a compound the dictionary

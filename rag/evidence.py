@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from itertools import chain
 
 from rag.bilingual import chinese_for, senses, translations
@@ -26,6 +25,7 @@ from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (TRANSLATED_DENSE, comparable, measured_across, on_passage_scale,
                         same_language_threshold, translation_for)
+from rag.synonyms import UNSEEN, asking, synonyms
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]
@@ -69,17 +69,6 @@ GENERAL_QUESTIONS = {
 }
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
 _NUMBER = re.compile(r"^[\d.,]+$")
-_UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
-# How a question asks, not what it asks about: never a key term, though a handbook may never use them.
-_ASKING = ("many much often long far soon get gets got allowed tell know please kind type sort way ways thing "
-           "things anyone someone anybody somebody need needs happen happens like usual usually exactly really "
-           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
-           "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么")
-
-
-@lru_cache(maxsize=1)
-def _asking() -> frozenset[str]:
-    return frozenset(tokenize(_ASKING))
 
 
 @dataclass
@@ -134,7 +123,11 @@ def gather_evidence(
     last `joined` sources are the other language's best passages joined to the top ones (rag.pools): the
     first `JOINED_UNITS` units of each are scored beside the top passages' shortlist."""
     question_terms = tokenize(question)
-    weights = idf(sorted(set(question_terms + (tokenize(query) if query else []))))
+    # The knowledge base's own words for the question's words it never uses weigh as the question's ("bike":
+    # the guide's "bicycle"), each by its own rarity.
+    found_for = synonyms(question, idf)
+    extra = [t for found in found_for.values() for t in found]
+    weights = idf(sorted(set(question_terms + extra + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
     language = detect_language(question)
     languages = [passage_language(c) for c in sources]
@@ -176,6 +169,9 @@ def gather_evidence(
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
+    if found_for and chosen:  # ... and a word is no near miss when the best sentence holds its synonym
+        best_words = set(tokenize(chosen[0].unit.matched_text))
+        missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
     # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
     quoted = languages[chosen[0].unit.source] if chosen else language
@@ -298,7 +294,7 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     present: set[str] = set()
     for chunk in sources:
         present.update(tokenize(chunk.indexed_text))
-    rare = idf([_UNSEEN])[_UNSEEN]
+    rare = idf([UNSEEN])[UNSEEN]
     if across:  # the question's words are not the passages': the dictionary says which it lacks
         surfaces = _missing_across(question, language, present, idf, rare)
         if language in languages:  # ... and of the words it cannot translate, those no passage uses either
@@ -306,7 +302,7 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                          if not translations(w, language) and w not in surfaces]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
-    surfaces = [w for w in surfaces if w.lower() not in _asking()]
+    surfaces = [w for w in surfaces if w.lower() not in asking()]
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
         return tuple(surfaces)
     # ... and the model relates it to none of the best units ("landlord" to the statutes' 出租人) — of the
@@ -323,7 +319,7 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
 def _unseen(question: str, question_terms: list[str], present: set[str], idf: Idf, rare: float) -> list[str]:
     """The question's words (as it spells them) that the knowledge base never uses: "daycare"."""
     candidates = [t for t in dict.fromkeys(question_terms)
-                  if t not in present and t not in _asking() and not _NUMBER.match(t) and len(t) >= 2]
+                  if t not in present and t not in asking() and not _NUMBER.match(t) and len(t) >= 2]
     weights = idf(candidates) if candidates else {}
     unseen = [t for t in candidates if weights.get(t, 0.0) >= rare - 1e-9]
     return list(dict.fromkeys(_surface(question, t) for t in unseen))
@@ -354,7 +350,7 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
     for word, found in senses(question, language):
         if len(word) < (2 if language == "zh" else 3):
             continue  # a single Chinese character is too ambiguous to count
-        tokens = [t for t in tokenize(word) if t not in _asking()]
+        tokens = [t for t in tokenize(word) if t not in asking()]
         weights = idf(tokens) if tokens else {}
         if not tokens or any(known(t, weights.get(t, 0.0)) for t in tokens):
             continue

@@ -23,6 +23,7 @@ from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.lexical import TOKENIZER_NAME
 from rag.prompt import detect_language, passage_language
 from rag.scales import comparable, measured_across, translation_for
+from rag.synonyms import expanded
 from rag.types import EVERYTHING, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -284,9 +285,13 @@ class Retriever:
             timings.dense_ms = (time.perf_counter() - t1) * 1000
             return result
 
+        # BM25 also looks for the knowledge base's own words for the question's words it never uses
+        # (rag.synonyms: "bike" finds "Bicycle parking").
+        lexical_query = expanded(query, snapshot.lexical.idf)
+
         def bm25() -> Ranking:
             t0 = time.perf_counter()
-            result, found["bm25"] = snapshot.bm25_ranking(query, depth, row_filter)
+            result, found["bm25"] = snapshot.bm25_ranking(lexical_query, depth, row_filter)
             timings.bm25_ms = (time.perf_counter() - t0) * 1000
             return result
 
@@ -305,7 +310,7 @@ class Retriever:
         weights = {"dense": self.fusion.dense_weight, "bm25": self.fusion.bm25_weight}
         if fused_by_scores:
             keys = list({key for ranking in rankings.values() for key, _ in ranking})
-            exact = snapshot.exact_scores(keys, found["vector"], query, found.get("bm25")) if keys else {}
+            exact = snapshot.exact_scores(keys, found["vector"], lexical_query, found.get("bm25")) if keys else {}
             foreign: dict[Hashable, float] = {}
             languages: dict[Hashable, str] = {}
             sighted = False

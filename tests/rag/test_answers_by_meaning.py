@@ -167,3 +167,13 @@ def test_no_quote_in_a_language_whose_evidence_is_too_weak(handbook, question, a
     quoted = "\n".join(quotes(found))
     assert answer in quoted, found.text
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in quoted), found.text
+
+
+def test_a_word_the_guide_never_uses_is_found_by_the_guides_own_word(handbook):
+    """"bike" is in no document; the office guide says "Bicycle parking" (自行车 both ways in the bilingual
+    dictionary): retrieval finds that section and quotes it, with no near-miss warning. Before, the leave
+    rules (which share "leave") were quoted under "does not mention "bike"". """
+    answer = ask(handbook, "Where can I leave my bike?")
+    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
+    assert "Bicycle parking" in quotes(answer)[0], answer.text
+    assert answer.citations[0].chunk.file == "office-guide.html"

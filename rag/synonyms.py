@@ -1,0 +1,80 @@
+"""The knowledge base's own words for a question's words it never uses, by way of the other language:
+"bike" → 自行车 → "bicycle", "cab" → 出租汽车 → "taxi", 国企 → state-owned enterprise → 国有企业. BM25 cannot
+match a word no passage contains, and the embedded model relates such paraphrases only loosely.
+
+Only a word the knowledge base never uses is looked up (its own words need no help); only through the other
+language's words of two or more characters (a single character has too many meanings: "fitness" → 合 →
+"peck") and the first sense of each, translated back as a whole; and only the words found that the
+knowledge base does use are kept. Retrieval's BM25 looks for them too, the answer stage weighs them as
+the question's words, and a near miss is cleared only when the best sentence holds one (rag.evidence)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from rag.bilingual import chinese_for, first_sense
+from rag.lexical import STOP_WORDS, stem_words, tokenize, words
+from rag.prompt import detect_language
+
+Idf = Callable[[list[str]], dict[str, float]]
+UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
+# How a question asks, not what it asks about: never a key term (nor looked up), though a handbook may never
+# use them.
+ASKING = ("many much often long far soon get gets got allowed tell know please kind type sort way ways thing "
+          "things anyone someone anybody somebody need needs happen happens like usual usually exactly really "
+          "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
+          "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么")
+
+
+@lru_cache(maxsize=1)
+def asking() -> frozenset[str]:
+    return frozenset(tokenize(ASKING))
+
+
+@lru_cache(maxsize=4096)
+def round_trip(word: str, language: str) -> tuple[str, ...]:
+    """Words of `language` the bilingual dictionary gives for `word` by way of the other language: its first
+    sense translated back as a whole (a phrase's single words go astray: "year-end bonus" → 每年)."""
+    found: list[str] = []
+    if language == "zh":
+        gloss = first_sense(word)
+        if gloss:
+            stems = stem_words(gloss)
+            found = [c for phrase, chinese in chinese_for(gloss) if len(phrase.split()) == len(stems)
+                     for c in chinese if len(c) > 1 and c != word]
+    else:
+        for _, chinese in chinese_for(word):
+            senses = [first_sense(c) for c in chinese if len(c) > 1]
+            found += [s for s in senses if s and len(s.split()) == 1 and s != word.lower()]
+    return tuple(w for w in dict.fromkeys(found) if w not in STOP_WORDS)
+
+
+def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
+    """Each word of `question` the knowledge base never uses, with the knowledge base's tokens for it (only
+    words that have some)."""
+    language = detect_language(question)
+    surfaces = [w for w in dict.fromkeys(words(question)) if w.strip() and len(w) >= 2]
+    tokens = {w: tokenize(w) for w in surfaces}
+    weights = idf(sorted({t for found in tokens.values() for t in found} | {UNSEEN}))
+    rare = weights[UNSEEN] - 1e-9
+    out: dict[str, tuple[str, ...]] = {}
+    for word in surfaces:
+        if not tokens[word] or any(t in asking() for t in tokens[word]):
+            continue
+        if any(weights.get(t, rare + 1) < rare for t in tokens[word]):
+            continue  # the knowledge base uses it (or a part of it)
+        candidates = [t for w in round_trip(word, language) for t in tokenize(w)]
+        if not candidates:
+            continue
+        known = idf(sorted(set(candidates)))
+        kept = tuple(t for t in dict.fromkeys(candidates) if known.get(t, rare + 1) < rare)
+        if kept:
+            out[word] = kept
+    return out
+
+
+def expanded(question: str, idf: Idf) -> str:
+    """`question` with the knowledge base's words for those of its words it never uses appended."""
+    extra = [t for found in synonyms(question, idf).values() for t in found]
+    return f"{question} {' '.join(extra)}" if extra else question

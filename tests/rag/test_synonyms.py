@@ -1,0 +1,55 @@
+"""The knowledge base's own words for a question's words it never uses (rag.synonyms), on a real BM25 index."""
+
+from __future__ import annotations
+
+from rag.index.lexical_index import LexicalIndex
+from rag.lexical import tokenize
+from rag.synonyms import expanded, round_trip, synonyms
+
+GUIDE = [
+    "Bicycle parking and showers are available on the ground floor without booking.",
+    "Taxis are reimbursed for trips to and from airports.",
+    "国有企业的员工出差须经批准。",
+    "The offices are open from 7:00 to 21:00 on working days.",
+]
+
+
+def idf_of(texts: list[str]):
+    return LexicalIndex.build([tokenize(t) for t in texts]).idf
+
+
+def test_a_word_the_guide_never_uses_finds_the_guides_own_word():
+    idf = idf_of(GUIDE)
+    assert synonyms("Where can I leave my bike?", idf) == {"bike": ("bicycl",)}
+    assert synonyms("Can I expense a cab to the airport?", idf) == {"cab": ("taxi",)}
+    assert synonyms("国企员工出差要批准吗？", idf) == {"国企": tuple(tokenize("国有企业"))}
+
+
+def test_a_word_the_guide_uses_is_not_looked_up():
+    idf = idf_of(GUIDE + ["Bike racks are behind the building."])
+    assert "bike" not in synonyms("Where can I leave my bike?", idf)
+
+
+def test_a_synonym_the_guide_does_not_use_is_not_kept():
+    assert synonyms("Where can I leave my bike?", idf_of(GUIDE[1:])) == {}
+
+
+def test_how_a_question_asks_is_never_looked_up():
+    idf = idf_of(GUIDE + ["每个时间段都可以。"])
+    assert synonyms("办公室几点关门？", idf) == {}
+
+
+def test_single_characters_and_phrases_do_not_lead_astray():
+    """"fitness" reaches English only through single characters (合: "peck"); 年终奖's "year-end bonus"
+    is no 每年 (every year)."""
+    assert round_trip("fitness", "en") == ()
+    assert round_trip("年终奖", "zh") == ()
+    assert "bicycle" in round_trip("bike", "en")
+
+
+def test_bm25_finds_the_passage_by_the_synonym():
+    index = LexicalIndex.build([tokenize(t) for t in GUIDE])
+    question = "Where can I leave my bike?"
+    assert index.scores(tokenize(question)) is None or max(index.scores(tokenize(question))) == 0
+    scores = index.scores(tokenize(expanded(question, index.idf)))
+    assert int(scores.argmax()) == 0 and scores[0] > 0
