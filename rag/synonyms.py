@@ -75,6 +75,12 @@ def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
 
 
 def expanded(question: str, idf: Idf) -> str:
-    """`question` with the knowledge base's words for those of its words it never uses appended."""
-    extra = [t for found in synonyms(question, idf).values() for t in found]
+    """`question` with the knowledge base's words for those of its words it never uses appended, each once
+    when BM25 tokenises the text again (a compound brings its parts back: 国有企业 gives 国有 and 企业)."""
+    extra: list[str] = []
+    produced: set[str] = set()
+    for token in sorted((t for found in synonyms(question, idf).values() for t in found), key=len, reverse=True):
+        if token not in produced:
+            extra.append(token)
+            produced.update(tokenize(token))
     return f"{question} {' '.join(extra)}" if extra else question
