@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 
-from rag.bilingual import chinese_for, senses, translations
-from rag.lexical import tokenize, words
+from rag.bilingual import chinese_for, first_sense, senses, translations
+from rag.lexical import tokenize, word_frequency, words
 from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (TRANSLATED_DENSE, comparable, measured_across, on_passage_scale,
@@ -69,6 +69,7 @@ GENERAL_QUESTIONS = {
 }
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
 _NUMBER = re.compile(r"^[\d.,]+$")
+_HAN = re.compile(r"^[\u4e00-\u9fff]+$")
 
 
 @dataclass
@@ -290,10 +291,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     across = languages[units[0].unit.source] != language
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     if not across and max(u.cosine for u in own) >= below:
-        return ()
-    present: set[str] = set()
-    for chunk in sources:
-        present.update(tokenize(chunk.indexed_text))
+        return _absent_in_both(question, language, languages, sources, idf)
+    present = _words_of(sources)
     rare = idf([UNSEEN])[UNSEEN]
     if across:  # the question's words are not the passages': the dictionary says which it lacks
         surfaces = _missing_across(question, language, present, idf, rare)
@@ -302,7 +301,7 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                          if not translations(w, language) and w not in surfaces]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
-    surfaces = [w for w in surfaces if w.lower() not in asking()]
+    surfaces = [w for w in surfaces if w.lower() not in asking() and _a_word(w)]
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
         return tuple(surfaces)
     # ... and the model relates it to none of the best units ("landlord" to the statutes' 出租人) — of the
@@ -316,6 +315,26 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                  if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
 
 
+def _words_of(sources: list[Chunk]) -> set[str]:
+    present: set[str] = set()
+    for chunk in sources:
+        present.update(tokenize(chunk.indexed_text))
+    return present
+
+
+def _absent_in_both(question: str, language: str, languages: list[str], sources: list[Chunk],
+                    idf: Idf) -> tuple[str, ...]:
+    """Where a sentence matches the rest of a Chinese question well: its words the dictionary knows as
+    words, that the knowledge base never uses, in Chinese nor — where the candidates hold English too — in
+    any English translation (签证 of "出差办签证的费用能报销吗？": the model relates it to the travel rules).
+    Not for English questions: an English word's Chinese translations often miss the knowledge base's own
+    word (cab → 出租汽车 where it says 出租车)."""
+    if language != "zh" or all(p == language for p in languages):
+        return ()
+    found = _missing_across(question, language, _words_of(sources), idf, idf([UNSEEN])[UNSEEN])
+    return tuple(w for w in found if first_sense(w) and w not in asking())
+
+
 def _unseen(question: str, question_terms: list[str], present: set[str], idf: Idf, rare: float) -> list[str]:
     """The question's words (as it spells them) that the knowledge base never uses: "daycare"."""
     candidates = [t for t in dict.fromkeys(question_terms)
@@ -323,6 +342,13 @@ def _unseen(question: str, question_terms: list[str], present: set[str], idf: Id
     weights = idf(candidates) if candidates else {}
     unseen = [t for t in candidates if weights.get(t, 0.0) >= rare - 1e-9]
     return list(dict.fromkeys(_surface(question, t) for t in unseen))
+
+
+def _a_word(word: str) -> bool:
+    """Whether a word of the question can be a key term: a Chinese one only when jieba's or the bilingual
+    dictionary knows it whole. The others are jieba's guesses at characters it knows no word for, not words
+    the asker used (看牙能 of "看牙能报多少钱？", 能报, 假能, 留到: a near miss on each was false)."""
+    return not _HAN.match(word) or bool(word_frequency(word) or first_sense(word))
 
 
 def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], language: str,

@@ -73,7 +73,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         excerpts[0].append(follower)
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
-    other = _other_language_best(evidence, across, confirmed)
+    other = _other_language_best(evidence, across, confirmed, asked)
     runners = evidence.units[1:]
     if other is not None:  # the other language's answer before this language's runner-ups
         runners = [other] + [u for u in runners if u is not other]
@@ -87,8 +87,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
             continue
         if candidate is not other and (used >= max_sentences or candidate.score < best.score - margin):
             break
-        if (not _same_section(evidence, unit, best.unit) and candidate.cosine < best.cosine - apart
-                and candidate is not other):
+        if (not _same_section(evidence, unit, best.unit) and candidate is not other
+                and _apart(evidence, candidate, apart, asked)):
             continue  # another section's sentence: only if it answers nearly as well by meaning alone
         # The other language's answer even past a full budget: the asker may be under either office's rule.
         if (" ".join(unit.text.split()) in quoted or _length(excerpts) + len(unit.text) > max_chars
@@ -156,11 +156,13 @@ def extract_answer(
     return unlink(render_quotes(question, excerpts, sources, evidence.missing), source_urls(s.url for s in sources))
 
 
-def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str, ...] | None = None
-                         ) -> ScoredUnit | None:
+def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str, ...] | None = None,
+                         asked: str = "") -> ScoredUnit | None:
     """The best unit in another language than the best one's, when it scores within `across` of it, the
     question is no near miss and — where the gate read each language's evidence (`confirmed`) — that
-    language's evidence passed on its own."""
+    language's evidence passed on its own, or it is in the asker's language, scores above the best one and
+    holds some of the question's own words (打车 → the China office's 出租车 rule, where the Chinese
+    passage cosine fell short of its gate)."""
     best = evidence.best
     if best is None or not evidence.languages or across <= 0 or evidence.missing:
         return None  # under a near miss, what is closest in the other language is no answer either
@@ -168,7 +170,31 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
     other = next((u for u in evidence.units if evidence.languages[u.unit.source] != language), None)
     if other is None or other.score < best.score - across:
         return None
-    return other if confirmed is None or evidence.languages[other.unit.source] in confirmed else None
+    if confirmed is None or evidence.languages[other.unit.source] in confirmed:
+        return other
+    own = evidence.languages[other.unit.source] == asked
+    return other if own and other.score > best.score and other.lexical > 0 else None
+
+
+def _apart(evidence: Evidence, candidate: ScoredUnit, apart: float, asked: str) -> bool:
+    """Whether a runner-up from another section answers less well than the best sentence: by more than
+    `apart` in cosine; close by meaning alone, holding none of the question's words where the best one holds
+    some (not the meal-allowance articles beside the gym subsidy for "健身房有补贴吗？"); in another language
+    than the asker's, where every sentence's cosine sits close to the others', by more than `apart` in its
+    whole score too, which also weighs the question's words it holds translated ("打车能报销吗？": not the
+    corporate-card rule beside the taxi one)."""
+    best = evidence.best
+    if candidate.cosine < best.cosine - apart:
+        return True
+    if _wordless(candidate) and not _wordless(best):
+        return True  # close by meaning alone, where the best sentence also holds the question's words
+    across = asked and evidence.languages and evidence.languages[candidate.unit.source] != asked
+    return bool(across) and candidate.score < best.score - apart
+
+
+def _wordless(scored: ScoredUnit) -> bool:
+    """Whether a unit holds none of the question's words, as they are or translated."""
+    return scored.lexical <= 0 and scored.translated <= 0
 
 
 def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:

@@ -26,6 +26,8 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
           "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么")
 
+LIGHT_VERBS = frozenset("take make do have get go give".split())
+
 
 @lru_cache(maxsize=1)
 def asking() -> frozenset[str]:
@@ -39,15 +41,32 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
     found: list[str] = []
     if language == "zh":
         gloss = first_sense(word)
-        if gloss:
-            stems = stem_words(gloss)
-            found = [c for phrase, chinese in chinese_for(gloss) if len(phrase.split()) == len(stems)
-                     for c in chinese if len(c) > 1 and c != word]
+        # A verb that means little on its own and its object ("take a taxi"): the object alone, translated
+        # back, where the Chinese word says it too (打车 → 出租车; not 上任, "take office", → 办公室).
+        named = [c for c in _back_to_chinese(_light_verbs_object(gloss), word) if set(c) & set(word)]
+        found = _back_to_chinese(gloss, word) + named
     else:
         for _, chinese in chinese_for(word):
             senses = [first_sense(c) for c in chinese if len(c) > 1]
             found += [s for s in senses if s and len(s.split()) == 1 and s != word.lower()]
     return tuple(w for w in dict.fromkeys(found) if w not in STOP_WORDS)
+
+
+def _back_to_chinese(gloss: str, word: str) -> list[str]:
+    """The Chinese words (other than `word`) that translate the whole of an English gloss."""
+    if not gloss:
+        return []
+    stems = stem_words(gloss)
+    return [c for phrase, chinese in chinese_for(gloss) if len(phrase.split()) == len(stems)
+            for c in chinese if len(c) > 1 and c != word]
+
+
+def _light_verbs_object(gloss: str) -> str:
+    """The object of a gloss made of a verb that means little on its own and one object ("taxi" of "take a
+    taxi"); "" for any other gloss."""
+    parts = gloss.split()
+    rest = [p for p in parts[1:] if p not in STOP_WORDS]
+    return rest[0] if len(parts) > 1 and parts[0] in LIGHT_VERBS and len(rest) == 1 else ""
 
 
 def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:

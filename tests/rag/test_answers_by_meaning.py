@@ -97,10 +97,11 @@ def test_the_other_languages_answer_is_quoted_beside_the_askers_own(handbook, qu
 
 
 @pytest.mark.parametrize("question, term", [("年终奖什么时候发？", "年终奖"), ("丧假有几天？", "丧假"),
-                                            ("加班费怎么算？", "加班费")])
+                                            ("加班费怎么算？", "加班费"), ("出差办签证的费用能报销吗？", "签证")])
 def test_a_word_no_document_uses_in_either_language_is_a_near_miss(handbook, question, term):
-    """The handbook's English policies say nothing of a year-end bonus, funeral leave or overtime pay, nor
-    do its Chinese ones: the bilingual dictionary knows the words, and none of their translations occurs."""
+    """The handbook's English policies say nothing of a year-end bonus, funeral leave, overtime pay or a
+    visa, nor do its Chinese ones: the bilingual dictionary knows the words, and none of their translations
+    occurs — even where the trip rules match the rest of the question well (签证 was answered with them)."""
     answer = ask(handbook, question)
     assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms=f"“{term}”"), answer.text
 
@@ -177,3 +178,32 @@ def test_a_word_the_guide_never_uses_is_found_by_the_guides_own_word(handbook):
     assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
     assert "Bicycle parking" in quotes(answer)[0], answer.text
     assert answer.citations[0].chunk.file == "office-guide.html"
+
+
+def test_a_colloquial_word_is_found_by_the_rules_own_word_in_both_languages(handbook):
+    """打车 is "take a taxi" to the dictionary; the China office's rule says 出租车, the global policy "Taxis":
+    both rules are quoted, and no other section's sentence that merely sits close to every Chinese question
+    (the corporate-card rule was quoted beside the private-car one)."""
+    answer = ask(handbook, "打车能报销吗？")
+    assert not answer.refused, answer.refusal_reason
+    quoted = "\n".join(quotes(answer))
+    assert "出租车或网约车" in quoted and "Taxis and ride-hailing are reimbursed" in quoted, answer.text
+    assert "corporate card" not in quoted and "own car" not in quoted, answer.text
+
+
+def test_a_cut_jieba_guessed_is_no_near_miss(handbook):
+    """jieba knows no word in 看牙能 and guesses one; neither it nor the bilingual dictionary knows it, so it is
+    no key term the handbook lacks (the answer opened with "知识库中没有提到“看牙能”")."""
+    answer = ask(handbook, "看牙能报多少钱？")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "Dental cover up to 750 EUR per year" in quotes(answer)[0], answer.text
+
+
+def test_a_sentence_close_by_meaning_alone_is_not_quoted_beside_one_holding_the_words(handbook):
+    """The gym subsidy holds 健身房 and 补贴 translated; the China office's meal-allowance articles hold no
+    word of the question and sit as close to it as to every Chinese question on money: they were quoted
+    beside the subsidy."""
+    answer = ask(handbook, "健身房有补贴吗？")
+    quoted = "\n".join(quotes(answer))
+    assert "Gym membership subsidy of 30 EUR per month" in quotes(answer)[0], answer.text
+    assert "伙食补助" not in quoted, answer.text

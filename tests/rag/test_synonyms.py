@@ -47,6 +47,14 @@ def test_single_characters_and_phrases_do_not_lead_astray():
     assert "bicycle" in round_trip("bike", "en")
 
 
+def test_a_verb_that_says_little_leaves_its_object_to_be_found():
+    """打车 is "take a taxi", which only 打的 translates whole and the guide never says; its object, "taxi",
+    is the guide's 出租车 — taken because 打车 itself names it (车). 上任 ("take office") names no office."""
+    idf = idf_of(GUIDE + ["第六条 前往机场的，可乘坐出租车，凭发票报销。"])
+    assert synonyms("打车能报销吗？", idf) == {"打车": tuple(tokenize("出租车"))}
+    assert "办公室" not in round_trip("上任", "zh")
+
+
 def test_bm25_finds_the_passage_by_the_synonym():
     index = LexicalIndex.build([tokenize(t) for t in GUIDE])
     question = "Where can I leave my bike?"
