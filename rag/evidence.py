@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from rag.bilingual import chinese_for, first_sense, senses, translations
-from rag.lexical import tokenize, word_frequency, words
+from rag.lexical import tokenize, without_cjk, word_frequency, words
 from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (TRANSLATED_DENSE, comparable, measured_across, on_passage_scale,
@@ -69,7 +69,6 @@ GENERAL_QUESTIONS = {
 }
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
 _NUMBER = re.compile(r"^[\d.,]+$")
-_HAN = re.compile(r"^[\u4e00-\u9fff]+$")
 
 
 @dataclass
@@ -348,7 +347,7 @@ def _a_word(word: str) -> bool:
     """Whether a word of the question can be a key term: a Chinese one only when jieba's or the bilingual
     dictionary knows it whole. The others are jieba's guesses at characters it knows no word for, not words
     the asker used (看牙能 of "看牙能报多少钱？", 能报, 假能, 留到: a near miss on each was false)."""
-    return not _HAN.match(word) or bool(word_frequency(word) or first_sense(word))
+    return bool(without_cjk(word).strip()) or bool(word_frequency(word) or first_sense(word))
 
 
 def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], language: str,
