@@ -318,7 +318,24 @@ def chinese_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 def to_chinese(text: str) -> str:
     """`text`'s words and phrases in Chinese (empty when nothing translates)."""
-    return " ".join(dict.fromkeys(w for _, translated in chinese_for(text) for w in translated))
+    return " ".join(dict.fromkeys(w for _, translated in _matching(text) for w in translated))
+
+
+def _matching(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`chinese_for`, less the single characters a longer word stands beside, unless the phrase is the
+    character's first sense: a character means too much to match by for any other (包 and 患 beside 合同
+    for "contract"; 狗 stays for "dog"). English questions on all of lawref: BENCHMARKS.md."""
+    english = _dictionary().english
+    out = []
+    for phrase, found in chinese_for(text):
+        if any(len(w) > 1 for w in found):
+            found = tuple(w for w in found if len(w) > 1 or _first_sense_is(english.get(w, ()), phrase))
+        out.append((phrase, found))
+    return tuple(out)
+
+
+def _first_sense_is(glosses: list[str], phrase: str) -> bool:
+    return bool(glosses) and " ".join(stem_words(glosses[0])) == phrase
 
 
 def translate(text: str, language: str) -> str:
@@ -330,7 +347,7 @@ def translate(text: str, language: str) -> str:
 def translations(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`text` (in `language`, 'zh' or 'en') word by word in the other language: each word or phrase with
     the words of its translations."""
-    return english_for(text) if language == "zh" else chinese_for(text)
+    return english_for(text) if language == "zh" else _matching(text)
 
 
 def senses(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -29,6 +29,17 @@ def test_an_english_phrase_gives_chinese_words_longest_phrase_first(english, chi
     assert chinese in bilingual.to_chinese(english).split()
 
 
+def test_a_character_of_other_senses_is_not_matched_beside_a_longer_word():
+    """"contract" is 合同; 包 (to wrap) and 患 (to contract an illness) are among its dictionary words, and a
+    character alone matches far too much to be searched for beside it. The dictionary's own view keeps them
+    (a near miss asks whether the knowledge base uses any translation); a character whose first sense is the
+    word stays (狗, dog), and so do characters where no longer word translates ("clause": 条)."""
+    assert dict(bilingual.translations("a property management contract", "en"))["contract"] == ("合同",)
+    assert "包" in dict(bilingual.chinese_for("contract"))["contract"]
+    assert "狗" in bilingual.to_chinese("my dog").split()
+    assert "条" in bilingual.to_chinese("this clause").split()
+
+
 def test_a_phrase_is_matched_before_its_words():
     """Not 陪 (accompany) and 假 (leave) word by word: the phrase's own entry."""
     assert [found for _, found in bilingual.chinese_for("paternity leave")] == [("陪产假",)]

@@ -64,7 +64,9 @@ def test_the_translated_question_finds_the_gold_article(statutes_kb, questions, 
     with_translation = found_in_top(statutes_kb, questions)
     monkeypatch.setattr("rag.scales.TRANSLATED_DENSE", {}, raising=True)
     plain = found_in_top(statutes_kb, questions)
-    assert with_translation >= 17, (with_translation, plain)  # of 26 (before: 14)
+    # of 26 (14 before the translation was measured against; 18 with a character of other senses, 包 beside 合同
+    # for "contract", in it)
+    assert with_translation >= 19, (with_translation, plain)
     assert with_translation >= plain + 3, (with_translation, plain)
 
 
@@ -78,10 +80,14 @@ def test_english_answers_cite_the_gold_article_and_are_not_refused(statutes_kb, 
         gold = [Gold(g["file"], g["text"]) for g in row["gold"]]
         cited += any(is_hit(c.chunk.file, c.chunk.text, g) for c in answer.citations for g in gold)
     assert not refused, refused
-    # 7 of these 13 cite it (on all of lawref too, where 3 did before the translation was measured against)
-    assert cited >= 6, cited
+    # 9 of these 13 cite it (7 with the characters of other senses in the translation; on all of lawref, 3
+    # before the translation was measured against)
+    assert cited >= 8, cited
     lease = next(a for a in answers if "written lease" in a.question)
     assert "From the Chinese document" in lease.text and "第七百" in lease.text
+    # "pay less" is 减少支付 in the interpretation on construction contracts, not a rule of another chapter
+    quality = next(a for a in answers if "not up to the agreed quality" in a.question)
+    assert "减少支付工程价款" in quality.text, quality.text
 
 
 def test_an_unrelated_english_question_is_still_refused(statutes_kb):
