@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from rag import user_dirs
-from rag.lexical import STOP_WORDS, stem_words, word_frequency, words
+from rag.lexical import STOP_WORDS, latin_words, stem_words, word_frequency, words
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 # A proper noun's sense starts with its name: "Shanghai municipality, central east China".
@@ -300,7 +300,7 @@ def chinese_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     "leave") with up to CHOICES Chinese words for it; phrases the dictionary lacks are left out. Kept per
     text, as english_for."""
     chinese = _dictionary().chinese
-    stems = stem_words(text)
+    stems = [stem_words(_respelled(word, chinese))[0] for word in latin_words(text)]
     out: list[tuple[str, tuple[str, ...]]] = []
     start = 0
     while start < len(stems):
@@ -314,6 +314,43 @@ def chinese_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         else:
             start += 1
     return tuple(out)
+
+
+# British spellings, as American ones: the dictionary glosses "labor", "neighbor", "license", "center".
+_BRITISH = (
+    (re.compile(r"(?<=\w\w)our(?=s?$|ed$|ing$|ite|able|ably|ers?$|ful|less)"), "or"),  # labour, neighbours
+    (re.compile(r"(?<=\w)is(?=e$|es$|ed$|ing$|ation|er$|ers$)"), "iz"),  # organisation, authorise
+    (re.compile(r"(?<=\w)ys(?=e$|es$|ed$|ing$)"), "yz"),  # analyse
+    (re.compile(r"(?<=[cft])ence(?=s?$)"), "ense"),  # licence, defence, offence, pretence
+    (re.compile(r"(?<=\w)tre(?=s?$)"), "ter"),  # centre, metre, theatre
+    (re.compile(r"(?<=\w)ogue(?=s?$)"), "og"),  # catalogue, dialogue
+    (re.compile(r"(?<=\w)mme(?=s?$)"), "m"),  # programme
+    (re.compile(r"(?<=e)llery(?=s?$)"), "lry"),  # jewellery
+)
+# ... where the British spelling is a gloss of its own that is not what is meant ("centre": 基点 alone)
+_SPELLED_ONLY = ("tre", "ogue", "mme")
+
+
+def _respelled(word: str, chinese: dict[tuple[str, ...], list[str]]) -> str:
+    """`word` spelled the American way where the dictionary glosses that spelling and not the British one
+    (or the British one only by a sense it spells alone); else `word`."""
+    stem = stem_words(word)
+    for pattern, american in _BRITISH:
+        respelled = pattern.sub(american, word)
+        if respelled == word:
+            continue
+        found = stem_words(respelled)
+        if found and (found[0],) in chinese and (
+                tuple(stem) not in chinese or any(word.rstrip("s").endswith(e) for e in _SPELLED_ONLY)):
+            return respelled
+    return word
+
+
+def american_spelling(word: str) -> str:
+    """`word`, lower-cased, as the bilingual dictionary spells it where it is a British spelling of a word
+    the dictionary glosses ("centre": "center", "labour": "labor"); else `word` lower-cased."""
+    word = word.lower()
+    return _respelled(word, _dictionary().chinese) if stem_words(word) else word
 
 
 def to_chinese(text: str) -> str:

@@ -53,7 +53,8 @@ class CandidateFinder:
     def _settings(self) -> str:
         f = self.retriever.fusion
         # "xl3": score fusion aware of passage languages, with the question translated for BM25 (rag.retrieval,
-        # rag.bilingual; since xl3 without characters of other senses): not the candidates cached before either
+        # rag.bilingual; since xl3 without characters of other senses, British spellings as American ones): not
+        # the candidates cached before either
         return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl3"
 
     async def find(self, question: str, rewritten: str | None, version: str,

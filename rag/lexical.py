@@ -87,8 +87,12 @@ def tokenize(text: str) -> list[str]:
 def stem_words(text: str) -> list[str]:
     """The stemmed, lower-cased Latin-script words of `text` without stop words: `tokenize`'s English side."""
     stem = _stemmer().stemWord
-    found = (w for w in _TOKEN_WORD.findall(unicodedata.normalize("NFKC", text).lower()) if w not in _EN_STOP)
-    return [stem(w) if w.isascii() else w for w in found]
+    return [stem(w) if w.isascii() else w for w in latin_words(text)]
+
+
+def latin_words(text: str) -> list[str]:
+    """The lower-cased Latin-script words of `text` without stop words, as `stem_words` finds them (unstemmed)."""
+    return [w for w in _TOKEN_WORD.findall(unicodedata.normalize("NFKC", text).lower()) if w not in _EN_STOP]
 
 
 def word_frequency(word: str) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from rag.bilingual import chinese_for, first_sense
+from rag.bilingual import american_spelling, chinese_for, first_sense
 from rag.lexical import STOP_WORDS, stem_words, tokenize, words
 from rag.prompt import detect_language
 
@@ -46,6 +46,8 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
         named = [c for c in _back_to_chinese(_light_verbs_object(gloss), word) if set(c) & set(word)]
         found = _back_to_chinese(gloss, word) + named
     else:
+        # A British spelling first: the knowledge base may spell it the American way ("centre": "center").
+        found = [spelled] if (spelled := american_spelling(word)) != word.lower() else []
         for _, chinese in chinese_for(word):
             senses = [first_sense(c) for c in chinese if len(c) > 1]
             found += [s for s in senses if s and len(s.split()) == 1 and s != word.lower()]

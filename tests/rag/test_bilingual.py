@@ -40,6 +40,20 @@ def test_a_character_of_other_senses_is_not_matched_beside_a_longer_word():
     assert "条" in bilingual.to_chinese("this clause").split()
 
 
+@pytest.mark.parametrize("british, chinese", [
+    ("labour", "劳动者"), ("my neighbour", "邻"), ("the centre", "中心"), ("a driving licence", "许可证"),
+    ("the programme", "计划"), ("organisation", "组织"), ("analyse", "分析"), ("jewellery", "首饰"),
+])
+def test_a_british_spelling_translates_as_the_american_one_the_dictionary_glosses(british, chinese):
+    assert chinese in bilingual.to_chinese(british).split()
+
+
+def test_words_that_only_look_british_keep_their_own_senses():
+    """fence is no "fense", flour no "flor", four no "for"; their own entries stand."""
+    assert dict(bilingual.chinese_for("fence")).get("fenc") and dict(bilingual.chinese_for("flour")).get("flour")
+    assert "四" in bilingual.to_chinese("four").split()
+
+
 def test_a_phrase_is_matched_before_its_words():
     """Not 陪 (accompany) and 假 (leave) word by word: the phrase's own entry."""
     assert [found for _, found in bilingual.chinese_for("paternity leave")] == [("陪产假",)]

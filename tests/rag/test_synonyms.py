@@ -64,6 +64,19 @@ def test_bm25_finds_the_passage_by_the_synonym():
     assert int(scores.argmax()) == 0 and scores[0] > 0
 
 
+def test_a_british_spelling_finds_the_guides_american_one():
+    """A guide written in American English: "centre" and "labour" are words it never uses, "center" and
+    "labor" its own (BM25 matches spellings, not words)."""
+    guide = GUIDE + ["The fitness center on the second floor opens at 6:00.",
+                     "Labor law questions go to the HR business partner."]
+    index = LexicalIndex.build([tokenize(t) for t in guide])
+    assert synonyms("When does the fitness centre open?", index.idf) == {"centre": ("center",)}
+    assert synonyms("Who answers labour law questions?", index.idf) == {"labour": ("labor",)}
+    scores = index.scores(tokenize(expanded("Is there a centre?", index.idf)))
+    assert scores is not None and int(scores.argmax()) == len(GUIDE)
+    assert synonyms("Is there a fence?", index.idf) == {}  # no British spelling, no synonym the guide uses
+
+
 def test_a_compounds_parts_are_searched_once():
     """BM25 tokenises the expanded question again: 国有企业 brings 国有 and 企业 back, so they are not appended
     a second time (which doubled their weight)."""
