@@ -360,8 +360,9 @@ def to_chinese(text: str) -> str:
 
 def _matching(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`chinese_for`, less the single characters a longer word stands beside, unless the phrase is the
-    character's first sense: a character means too much to match by for any other (包 and 患 beside 合同
-    for "contract"; 狗 stays for "dog"). English questions on all of lawref: BENCHMARKS.md."""
+    character's first sense and it has few others: a character means too much to match by (包 and 患 beside
+    合同 for "contract", 间 beside 之间 for "between"; 狗 stays for "dog"). English questions on all of
+    lawref: BENCHMARKS.md."""
     english = _dictionary().english
     out = []
     for phrase, found in chinese_for(text):
@@ -372,7 +373,8 @@ def _matching(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def _first_sense_is(glosses: list[str], phrase: str) -> bool:
-    return bool(glosses) and " ".join(stem_words(glosses[0])) == phrase
+    """Whether `phrase` (stemmed) is the first of at most SENSES glosses."""
+    return 0 < len(glosses) <= SENSES and " ".join(stem_words(glosses[0])) == phrase
 
 
 def translate(text: str, language: str) -> str:

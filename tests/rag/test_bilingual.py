@@ -33,8 +33,10 @@ def test_a_character_of_other_senses_is_not_matched_beside_a_longer_word():
     """"contract" is 合同; 包 (to wrap) and 患 (to contract an illness) are among its dictionary words, and a
     character alone matches far too much to be searched for beside it. The dictionary's own view keeps them
     (a near miss asks whether the knowledge base uses any translation); a character whose first sense is the
-    word stays (狗, dog), and so do characters where no longer word translates ("clause": 条)."""
+    word and has few others stays (狗, dog), and so do characters where no longer word translates ("clause":
+    条)."""
     assert dict(bilingual.translations("a property management contract", "en"))["contract"] == ("合同",)
+    assert "间" not in bilingual.to_chinese("the difference between").split()  # "between" first, and 7 more
     assert "包" in dict(bilingual.chinese_for("contract"))["contract"]
     assert "狗" in bilingual.to_chinese("my dog").split()
     assert "条" in bilingual.to_chinese("this clause").split()
@@ -50,7 +52,8 @@ def test_a_british_spelling_translates_as_the_american_one_the_dictionary_glosse
 
 def test_words_that_only_look_british_keep_their_own_senses():
     """fence is no "fense", flour no "flor", four no "for"; their own entries stand."""
-    assert dict(bilingual.chinese_for("fence")).get("fenc") and dict(bilingual.chinese_for("flour")).get("flour")
+    assert dict(bilingual.chinese_for("fence")).get("fenc")
+    assert dict(bilingual.chinese_for("flour")).get("flour")
     assert "四" in bilingual.to_chinese("four").split()
 
 
