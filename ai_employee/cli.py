@@ -20,10 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
-from ai_employee.sources_cli import sources_app
 from ai_employee.noise import quiet_libraries
 from ai_employee.output import fail, knowledge_base, print_json, require_index, settings, stdout
 from ai_employee.progress import counter, index_progress, stderr
+from ai_employee.sources_cli import sources_app
 
 if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
@@ -327,7 +327,7 @@ def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allow
     if not with_feedback:
         return lambda q: retriever.search(q, top_k=top_k, mode=mode, allowed=allowed)
     from rag.feedback import reorder
-    from rag.prompt import detect_language
+    from rag.languages import detect_language
 
     def search(question: str):
         vector = kb.embedder.embed_query(question)
@@ -506,13 +506,13 @@ def serve(
 ) -> None:
     """Run the bot in Slack (SLACK_* set) and/or Microsoft Teams (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* set)."""
     from ai_employee.wiring import make_bot
-    from bot.core.logs import configure
     from bot.core.config import ChatSettings
+    from bot.core.logs import configure
     from bot.core.scopes import ScopesFileError, load_scopes
     from bot.server import serve_http, serve_socket_mode
-    from rag.sources.config import SourcesFileError
     from bot.slack.config import MissingCredentials, SlackSettings
     from bot.teams.config import ANONYMOUS_HOST, TeamsSettings, TeamsSettingsError
+    from rag.sources.config import SourcesFileError
 
     slack, teams = SlackSettings(), TeamsSettings()
     if not slack.configured and not teams.configured:

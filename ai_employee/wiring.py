@@ -313,7 +313,7 @@ def _endpoint(base_url: str | None, model: str | None, api_key: SecretStr | None
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
-    from rag import bilingual
+    from rag import bilingual, languages
     from rag.candidates import CandidateFinder
     from rag.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
@@ -323,6 +323,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
 
     s = kb.settings
     bilingual.load_in_background(s.data_dir)  # read while the index and the embedded model load
+    languages.load_in_background()
     cache = make_cache(_secret(s.redis_url))
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
     reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]
@@ -546,9 +547,9 @@ def make_core(kb: KnowledgeBase, chat: ChatSettings | None = None, pipeline: Ans
     from bot.core.memory import ConversationMemory
     from bot.core.metrics import Metrics
     from bot.core.reindex import NoDocumentFolders, Reindexer, ReindexRun
-    from bot.core.sources import SyncRequest, requester
     from bot.core.scopes.documents import Catalog
     from bot.core.services import CoreServices, IndexInfo
+    from bot.core.sources import SyncRequest, requester
     from cache import make_state_store
 
     chat = chat or ChatSettings()

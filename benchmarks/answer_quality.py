@@ -79,7 +79,8 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                     "correct": answerable and not final.refused and qset.judge(row, final),
                     "gold_rank": rank if answerable else None,
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
-                    "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text})
+                    "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text,
+                    "gate": final.gate})
         if n % 100 == 0:
             done = sum(r["correct"] for r in out) / max(sum(r["answerable"] for r in out), 1)
             print(f"  {n}/{len(rows)} correct so far {done:.3f}", flush=True)

@@ -11,6 +11,12 @@ answer and a retrieved passage are judged.
              by id): the same-language figures the cross-language ones are compared with
   handbook   benchmarks/data/handbook_questions.jsonl vs examples/handbook (colloquial, cross-language and
              near-topic unanswerable questions written for the sample handbook)
+  squad2-other
+             benchmarks/data/squad2_questions_other.jsonl: squad2-zh's questions written in German, French and
+             Japanese (a language the bilingual dictionary does not know) vs squad2/docs; gold by id
+  handbook-other
+             benchmarks/data/handbook_questions_other.jsonl: questions about examples/handbook in German, French,
+             Spanish, Portuguese, Italian, Japanese and Korean, answerable and near-topic unanswerable
 """
 
 from __future__ import annotations
@@ -26,8 +32,11 @@ from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
 from rag.types import Answer, Chunk
 
-SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook")
+SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
+             "squad2-other", "handbook-other")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
+HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
+SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
 _SPACE = re.compile(r"\s+")
 
 
@@ -127,8 +136,18 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
             parts.append(Part(lawref, lawref / "docs", exclude,
                               _limited(load_rows(lawref / "refusal.jsonl"), limit)))
         return QuestionSet(name, parts, lawref_judge, gold_passage)
-    if name == "handbook":
-        rows = load_rows(HANDBOOK_QUESTIONS)
+    if name == "squad2-other":
+        squad = DATASETS / "squad2"
+        gold = {r["id"]: r for r in load_rows(squad / "questions.jsonl")}
+        # The gold of the English row each was written from; the language is the row's kind (by_kind figures).
+        rows = [gold[r["id"].rsplit(":", 1)[0]] | {"id": r["id"], "question": r["question"], "lang": r["lang"],
+                                                   "kind": r["lang"]} for r in load_rows(SQUAD2_OTHER)]
+        return QuestionSet(name, [Part(squad, squad / "docs", (), _limited(rows, limit))], squad_judge,
+                           gold_passage)
+    if name in ("handbook", "handbook-other"):
+        rows = load_rows(HANDBOOK_QUESTIONS if name == "handbook" else HANDBOOK_OTHER)
+        if name == "handbook-other":
+            rows = [r | {"kind": r["lang"]} for r in rows]
         chosen = _limited([r for r in rows if r["answerable"]], limit)
         if unanswerable:
             chosen += _limited([r for r in rows if not r["answerable"]], limit)

@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from rag import user_dirs
+from rag.languages import KNOWN
 from rag.lexical import STOP_WORDS, latin_words, stem_words, word_frequency, words
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
@@ -229,6 +230,14 @@ def first_sense(chinese: str) -> str:
     return glosses[0] if glosses else ""
 
 
+@lru_cache(maxsize=65536)
+def kind_of(chinese: str) -> str:
+    """What a Chinese word names a kind of, by its first gloss's last word, stemmed, when that gloss is a
+    phrase: "capit" for 省会 ("provincial capital"), "leav" for 年假 ("annual leave"); "" otherwise."""
+    stems = stem_words(first_sense(chinese))
+    return stems[-1] if len(stems) > 1 else ""
+
+
 @lru_cache(maxsize=1024)
 def english_for(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each Chinese word of `text` with the English words of its first senses (a compound the dictionary
@@ -379,19 +388,26 @@ def _first_sense_is(glosses: list[str], phrase: str) -> bool:
 
 def translate(text: str, language: str) -> str:
     """`text` (in `language`, 'zh' or 'en') word for word in the other language (names, numbers and codes
-    kept): what finds, and weighs, passages in the other language that its own words cannot."""
+    kept): what finds, and weighs, passages in the other language that its own words cannot. "" for a
+    language the dictionary does not know."""
+    if language not in KNOWN:
+        return ""
     return to_english(text) if language == "zh" else to_chinese(text)
 
 
 def translations(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """`text` (in `language`, 'zh' or 'en') word by word in the other language: each word or phrase with
-    the words of its translations."""
+    the words of its translations (none in a language the dictionary does not know)."""
+    if language not in KNOWN:
+        return ()
     return english_for(text) if language == "zh" else _matching(text)
 
 
 def senses(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each word or phrase of `text` that the dictionary knows, with its translations one by one (a
     Chinese word's first English glosses; an English phrase's Chinese words)."""
+    if language not in KNOWN:
+        return ()
     if language != "zh":
         return chinese_for(text)
     english, out = _dictionary().english, []

@@ -16,6 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from rag.languages import ByLanguage
 from rag.lexical import tokenize
 from rag.markers import CANONICAL, LOOK_ALIKE, MODEL_MARKER, PARTIAL, model_marker_numbers
 from rag.support import SupportScorer
@@ -25,7 +26,7 @@ from rag.types import Chunk, Citation
 _MARKER_RUN = re.compile(r"(?:\[\d+\]){2,}")
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 # Written after a flagged sentence, in the answer's language, where its citation would have been.
-NOT_IN_SOURCES = {"zh": "（来源中未找到）", "en": " (not found in the sources)"}
+NOT_IN_SOURCES = ByLanguage({"zh": "（来源中未找到）", "en": " (not found in the sources)"})
 
 Outcome = Literal["supported", "partly supported", "moved", "cited by alignment", "flagged", "quote", "unchecked",
                   "no claim"]

@@ -19,12 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 
-from rag.bilingual import chinese_for, first_sense, senses, translations
+from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
+from rag.languages import codes_in, detect_language, is_known, passage_language
 from rag.lexical import tokenize, without_cjk, word_frequency, words
-from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, Unit, quotable_units
-from rag.scales import (TRANSLATED_DENSE, comparable, measured_across, on_passage_scale,
-                        same_language_threshold, translation_for)
+from rag.scales import (
+    TRANSLATED_DENSE,
+    comparable,
+    measured_across,
+    on_passage_scale,
+    same_language_threshold,
+    translation_for,
+)
 from rag.synonyms import UNSEEN, asking, synonyms
 from rag.types import Chunk
 
@@ -259,7 +265,7 @@ def _less_general(units: list[ScoredUnit], sources: list[Chunk], language: str, 
     general in its language (`GENERAL_QUESTIONS`); centred on their mean, so their standing against the
     question language's units is unchanged."""
     other = [s for s in units if languages[s.unit.source] != language]
-    if terms is None or len(other) < 2:
+    if terms is None or len(other) < 2 or language not in GENERAL_QUESTIONS:
         return
     rows = terms(list(GENERAL_QUESTIONS[language]), [_embedded_text(s, sources) for s in other])
     closeness = [sum(column) / len(column) for column in zip(*rows)]
@@ -283,8 +289,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     candidate passage mentions and that the embedded model does not relate to any of the best units.
     Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
-    if not sources or terms is None or not units:
-        return ()
+    if not sources or terms is None or not units or not is_known(language):
+        return ()  # in a language the dictionary does not know, no word can be told absent (its codes can)
     # Across languages the model's cosines sit too close together to say a sentence matches well; there
     # the dictionary alone decides (every translation of the word absent from the knowledge base).
     across = languages[units[0].unit.source] != language
@@ -367,9 +373,12 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
     knows translations, none of which the knowledge base uses either (a stem shared with a candidate
     passage counts: "probationary" is the guide's "probation")."""
     stems = {t[:5] for t in present if len(t) >= 5}
+    # What the passages name a kind of is mentioned: "capital" where they speak of 省会 ("provincial capital").
+    kinds = {kind_of(t) for t in present if without_cjk(t) != t} if language == "en" else set()
 
     def known(token: str, weight: float) -> bool:
-        return token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
+        return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
+                or token in kinds)
 
     out: list[str] = []
     for word, found in senses(question, language):
@@ -424,7 +433,9 @@ def _signals(question: str, sentence: float, units: list[ScoredUnit], sources: l
              missing: tuple[str, ...], weights: dict[str, float], total: float) -> dict[str, float]:
     """Answerability signals of the sentence level (the passage-level ones are the gate's own); `sentence`
     is the best unit's cosine on its passage language's scale."""
-    names = {t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0))}
+    # In another language than the known two, a capital says little (German nouns): its codes and numbers.
+    names = ({t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0))}
+             if is_known(detect_language(question)) else {t for c in codes_in(question) for t in tokenize(c)})
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     missing_tokens = {t for word in missing for t in tokenize(word)}
     return {

@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
+from rag.languages import ByLanguage, detect_language, passage_language, texts_language
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
-from rag.prompt import detect_language, passage_language
 from rag.quotable import ARTICLE, LIST_ITEM, Unit
 from rag.text import sentence_spans
 from rag.types import Chunk
@@ -27,15 +27,15 @@ from rag.types import Chunk
 # An article of a statute or a list item is one provision: it costs one sentence of the budget.
 _ITEM = re.compile(ARTICLE.pattern + "|" + LIST_ITEM.pattern[1:])
 
-HEADERS = {
+HEADERS = ByLanguage({
     "zh": "以下是知识库中与问题最相关的原文摘录：",
     "en": "Quoted passages from the knowledge base that best match your question:",
-}
+})
 # A near miss: the knowledge base covers the topic but never mentions what the question is about.
-NEAR_MISS = {
+NEAR_MISS = ByLanguage({
     "zh": "知识库中没有提到{terms}。最接近的内容如下，但不一定回答你的问题：",
     "en": "The knowledge base does not mention {terms}. The closest it has, which may not answer your question:",
-}
+})
 # A quote in another language than the question's is introduced in the asker's language.
 FROM_DOCUMENT = {
     ("zh", "en"): "摘自英文文档《{title}》：",
@@ -117,7 +117,7 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     """`> quoted text [Sn]` lines under a header (a near-miss warning when the question's key terms are in
     no passage); a quote from a passage in another language is introduced by its document's title.
     Document look-alikes of markers neutralised."""
-    language = detect_language(question)
+    language = texts_language(detect_language(question))  # the frame's; another language is framed in English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
     for excerpt in excerpts:
         if sources is not None:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rag.scales import comparable, on_passage_scale
+from rag.languages import detect_language, passage_language
 from rag.lexical import tokenize
-from rag.prompt import detect_language, passage_language
+from rag.scales import comparable, on_passage_scale
 from rag.types import Chunk, Hit
 
 if TYPE_CHECKING:
@@ -163,7 +163,8 @@ class EvidenceGate:
         if reranked or not self.config.use_evidence:
             return False
         languages = {detect_language(question)} | {passage_language(c) for c in passages or []}
-        return any(set(self.config.models[lang].weights) & SENTENCE_SIGNALS for lang in languages)
+        return any(set(self.config.models[lang].weights) & SENTENCE_SIGNALS
+                   for lang in languages if lang in self.config.models)
 
     def decide(
         self,

@@ -27,16 +27,16 @@ from rag.answering.rewrite import Rewrite
 from rag.answering.worker import Worker
 from rag.candidates import CandidateFinder
 from rag.gate import EvidenceGate
+from rag.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel
-from rag.prompt import detect_language
 from rag.rewrite import QueryRewriter
 from rag.types import EVERYTHING, Answer, Scope
 
-TOO_LONG = {
+TOO_LONG = ByLanguage({
     "zh": "问题太长了（{length} 个字符，上限 {limit}）。请把问题缩短到一两句话再问一次。",
     "en": "That question is too long ({length} characters; the limit is {limit}). "
           "Please ask it again in a sentence or two.",
-}
+})
 
 
 class QuestionTooLong(ValueError):

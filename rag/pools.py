@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from rag.evidence import GENERAL_WEIGHT
-from rag.prompt import passage_language
+from rag.languages import passage_language
 from rag.types import Chunk, Hit
 
 # Other-language passages joined to the top ones (handbook: 2, 3 and 5 measured alike; BENCHMARKS.md).

@@ -21,16 +21,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rag.folding import fold_char, substitute, swap
+from rag.languages import ByLanguage, detect_language
 from rag.markers import clean_control, neutralise, strip_canonical
 from rag.types import SECTION_SEPARATOR, Chunk
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-REFUSALS = {
+REFUSALS = ByLanguage({
     "zh": "抱歉，知识库中没有找到这个问题的答案。",
     "en": "Sorry, I could not find the answer to this in the knowledge base.",
-}
+})
 
 _SYSTEM = """You are the company's knowledge-base assistant. Answer the employee's question using only the sources in the last message.
 
@@ -49,7 +47,15 @@ _NEAR_MISS = ("The sources do not mention {terms}. Do not guess about {them}: if
               "with exactly this sentence and nothing else: {refusal}")
 _MAX_TERMS, _MAX_TERM_CHARS = 8, 60
 
-_LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}
+# The languages a question is told apart in (rag.languages), named for the answer model; any other is
+# named by what it is: the question's.
+_LANGUAGE_NAMES = {
+    "zh": "Chinese (简体中文)", "en": "English", "de": "German", "fr": "French", "es": "Spanish",
+    "pt": "Portuguese", "it": "Italian", "nl": "Dutch", "pl": "Polish", "ru": "Russian", "uk": "Ukrainian",
+    "ja": "Japanese (日本語)", "ko": "Korean (한국어)", "tr": "Turkish", "sv": "Swedish", "da": "Danish",
+    "no": "Norwegian", "fi": "Finnish", "cs": "Czech", "vi": "Vietnamese", "id": "Indonesian", "th": "Thai",
+    "ar": "Arabic", "he": "Hebrew", "hi": "Hindi", "el": "Greek", "hu": "Hungarian", "ro": "Romanian",
+}
 # Our block tags and the chat-template / reasoning tokens that models treat as structure, as they read
 # in the folded copy (so `＜/ѕоurce＞` and DeepSeek's `<｜begin▁of▁sentence｜>` match too).
 _TAG_LIKE = re.compile(
@@ -64,26 +70,8 @@ _TEMPLATE_TOKEN = re.compile(
     r"|<<\s*/?\s*SYS\s*>>",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 _DEFANGED = {"<": "‹", ">": "›", "[": "〔", "]": "〕"}
 _ATTRIBUTE_UNSAFE = '"&<>\''
-
-
-def detect_language(text: str) -> str:
-    """'zh' when the question is mostly Chinese, else 'en'."""
-    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
-    return "zh" if cjk and cjk * 2 >= latin else "en"
-
-
-def passage_language(chunk: Chunk) -> str:
-    """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
-    extractive answer's intro, the citation check): 'zh' or 'en' as a question's language is judged, on its
-    own prose — a link's Latin letters say nothing about the language it is written in — or, when that has
-    no letters at all (a table of figures), on its title and headings too."""
-    prose = _LINK.sub(" ", chunk.text)
-    if not (_CJK.search(prose) or _LATIN.search(prose)):
-        prose = _LINK.sub(" ", chunk.indexed_text)
-    return detect_language(prose)
 
 
 def defang(text: str) -> str:
@@ -162,7 +150,8 @@ def build_prompt(question: str, sources: list[Chunk], history: list[tuple[str, s
     language = detect_language(question)
     refusal = REFUSALS[language]
     nonce = nonce or new_nonce()
-    system = _SYSTEM.format(language=_LANGUAGE_NAMES[language], refusal=refusal, nonce=nonce)
+    named = _LANGUAGE_NAMES.get(language, "the language the question is written in")
+    system = _SYSTEM.format(language=named, refusal=refusal, nonce=nonce)
     extra = note.instructions(refusal) if note else ""
     if extra:
         system += "\n\n" + extra

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rag.languages import ByLanguage
 from rag.lexical import tokenize
 from rag.links import source_urls, unlink
 from rag.prompt import REFUSALS
 from rag.types import SECTION_SEPARATOR, Chunk, Hit
 
-SUGGEST = {"zh": "可以看看这些文档：", "en": "You might look at:"}
+SUGGEST = ByLanguage({"zh": "可以看看这些文档：", "en": "You might look at:"})
 # A document is suggested when its best passage holds at least this share of the question's
 # (IDF-weighted) words: "What is the capital of France?" shares nothing specific with a holiday list.
 RELATED_COVERAGE = 0.5

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag.languages import detect_language, passage_language
 from rag.lexical import tokenize
 from rag.markers import CANONICAL
 from rag.numbers import passage_numbers, stated_numbers
-from rag.prompt import detect_language, passage_language
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]

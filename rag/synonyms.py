@@ -14,8 +14,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from rag.bilingual import american_spelling, chinese_for, first_sense
+from rag.languages import detect_language, is_known
 from rag.lexical import STOP_WORDS, stem_words, tokenize, words
-from rag.prompt import detect_language
 
 Idf = Callable[[list[str]], dict[str, float]]
 UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
@@ -75,6 +75,8 @@ def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
     """Each word of `question` the knowledge base never uses, with the knowledge base's tokens for it (only
     words that have some)."""
     language = detect_language(question)
+    if not is_known(language):  # the dictionary reads only the knowledge base's two languages
+        return {}
     surfaces = [w for w in dict.fromkeys(words(question)) if w.strip() and len(w) >= 2]
     tokens = {w: tokenize(w) for w in surfaces}
     weights = idf(sorted({t for found in tokens.values() for t in found} | {UNSEEN}))

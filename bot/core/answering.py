@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
+from rag.languages import detect_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
-from rag.prompt import detect_language
 from rag.types import Answer, Scope
 
 if TYPE_CHECKING:

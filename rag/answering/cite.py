@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.citations import NOT_IN_SOURCES, CitationCheck, MarkerRewriter, finalize
+from rag.languages import detect_language
 from rag.links import LinkFilter, keep_cited, source_urls
-from rag.prompt import REFUSALS, detect_language
+from rag.prompt import REFUSALS
 from rag.support import SupportScorer
 from rag.types import Chunk
 

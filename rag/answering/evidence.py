@@ -8,7 +8,7 @@ import time
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.evidence import Evidence, Similarity, TermSimilarity, gather_evidence
-from rag.prompt import detect_language
+from rag.languages import detect_language
 from rag.scales import translation_for
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from rag.answering.context import AnswerContext
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import GateDecision
-from rag.prompt import REFUSALS, detect_language
+from rag.languages import detect_language
+from rag.prompt import REFUSALS
 from rag.quotable import Unit
 
 

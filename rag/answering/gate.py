@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rag.answering.context import AnswerContext
 from rag.gate import EvidenceGate, GateDecision
-from rag.prompt import detect_language
+from rag.languages import detect_language
 from rag.refusal import refusal_text, related_documents
 from rag.types import Chunk
 

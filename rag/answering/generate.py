@@ -7,15 +7,16 @@ from collections.abc import AsyncIterator
 
 from rag.answering.context import AnswerContext, ms
 from rag.gate import GateDecision
+from rag.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel, ModelError
-from rag.prompt import EvidenceNote, build_prompt, detect_language
+from rag.prompt import EvidenceNote, build_prompt
 
 _log = logging.getLogger(__name__)
 
-INTERRUPTED = {
+INTERRUPTED = ByLanguage({
     "zh": "（回答中断：答案模型出现问题，以上内容可能不完整。）",
     "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
-}
+})
 
 
 class Unavailable(str):

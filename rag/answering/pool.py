@@ -10,8 +10,8 @@ import numpy as np
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.evidence import GENERAL_QUESTIONS
+from rag.languages import detect_language
 from rag.pools import answer_passages
-from rag.prompt import detect_language
 from rag.types import Chunk
 
 

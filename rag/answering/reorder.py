@@ -5,7 +5,7 @@ from __future__ import annotations
 from rag.answering.context import AnswerContext, Candidates
 from rag.answering.vectors import Vectors
 from rag.feedback import FeedbackAdjuster, reorder
-from rag.prompt import detect_language
+from rag.languages import detect_language
 
 
 class FeedbackReorder:

@@ -24,9 +24,8 @@ from rag.index.roots import refiled_name
 from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
+from rag.languages import passage_language
 from rag.lexical import TOKENIZER_NAME, tokenize
-from rag.prompt import passage_language
-from rag.sources.base import DocumentMeta
 from rag.parsing.loader import (
     DATE_FROM_GIT,
     METADATA_VERSION,
@@ -37,6 +36,7 @@ from rag.parsing.loader import (
     file_time,
     shadowed_by_mineru_output,
 )
+from rag.sources.base import DocumentMeta
 from rag.types import Chunk
 
 _log = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ import pytest
 
 from ai_employee.wiring import KnowledgeBase
 from rag.config import Settings
-from rag.lexical import tokenize
 from rag.evidence import gather_evidence
 from rag.extractive import FROM_DOCUMENT, render_quotes
 from rag.gate import best_dense
-from rag.prompt import passage_language
+from rag.languages import passage_language
+from rag.lexical import tokenize
 from rag.quotable import quotable_units
 from rag.retrieval import PassageLanguages
 from rag.types import Chunk, Hit

@@ -2,7 +2,8 @@ import pytest
 
 from rag.extractive import extract_answer
 from rag.gate import EvidenceGate, GateConfig, lexical_coverage
-from rag.prompt import REFUSALS, build_prompt, detect_language
+from rag.languages import detect_language
+from rag.prompt import REFUSALS, build_prompt
 from rag.rewrite import clean_rewrite, rewrite_messages
 from rag.types import Chunk, Hit
 

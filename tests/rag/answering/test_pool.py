@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rag.prompt import passage_language
+from rag.languages import passage_language
 from tests.rag.answering.conftest import found
 
 

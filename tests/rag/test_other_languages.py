@@ -1,0 +1,55 @@
+"""Questions in a language the bilingual dictionary does not know, on the sample handbook (the embedded
+default, real index and model): judged by meaning like a question across languages, framed in English,
+never refused or warned about for words that are merely in another language."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.extractive import HEADERS
+from tests.rag.test_extractive import ask, quotes
+
+
+@pytest.fixture(scope="module")
+def handbook(shared_data_dir, tmp_path_factory):
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+    from tests.conftest import HANDBOOK, build
+
+    index_dir = tmp_path_factory.mktemp("handbook-other-languages")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
+    return shared_data_dir, index_dir
+
+
+@pytest.mark.parametrize("question, file, gold", [
+    ("¿Cuántos días de vacaciones tengo al año?", "annual-leave-policy.docx", "26 working days"),
+    ("Onde posso estacionar a bicicleta?", "office-guide.html", "Bicycle parking"),
+    ("Wie viel darf ein Hotelzimmer pro Nacht kosten?", "travel-expenses.md", "150 EUR per night"),
+    ("年次休暇は何日もらえますか？", "annual-leave-policy.docx", "26 working days"),
+    ("첫 출근 날 몇 시까지 가야 하나요?", "onboarding.md", "Arrive at 9:30"),
+])
+def test_a_question_in_another_language_is_answered_by_meaning(handbook, question, file, gold):
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text  # not the Chinese frame for kanji
+    assert answer.near_miss == []
+    assert gold in quotes(answer)[0], answer.text
+    assert answer.citations[0].chunk.file == file
+
+
+def test_nouns_written_with_a_capital_are_no_missing_names(handbook):
+    """German capitalises every noun: only codes and numbers count as names in such a language."""
+    answer = ask(handbook, "Wie lang muss mein Passwort mindestens sein?")
+    assert answer.gate["missing_names"] == 0.0
+    assert "14 characters" in quotes(answer)[0], answer.text
+    coded = ask(handbook, "Muss ich für das VPN die MFA benutzen?")
+    assert coded.gate["missing_names"] == 0.0 and "(MFA) is mandatory" in quotes(coded)[0], coded.text
+    absent = ask(handbook, "Wie richte ich das Headset HX-7000 ein?")
+    assert absent.gate["missing_names"] == 1.0  # a code no passage holds
+
+
+@pytest.mark.parametrize("question", ["Quelle est la capitale de la France ?",
+                                      "Wer ist der Leiter der Rechtsabteilung?"])
+def test_what_the_handbook_does_not_cover_is_refused_in_any_language(handbook, question):
+    answer = ask(handbook, question)
+    assert answer.refused and answer.citations == [], answer.text
