@@ -26,7 +26,12 @@ from rag.types import Chunk, Citation
 _MARKER_RUN = re.compile(r"(?:\[\d+\]){2,}")
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 # Written after a flagged sentence, in the answer's language, where its citation would have been.
-NOT_IN_SOURCES = ByLanguage({"zh": "（来源中未找到）", "en": " (not found in the sources)"})
+NOT_IN_SOURCES = ByLanguage({
+    "zh": "（来源中未找到）", "en": " (not found in the sources)", "de": " (nicht in den Quellen gefunden)",
+    "fr": " (introuvable dans les sources)", "es": " (no encontrado en las fuentes)",
+    "pt": " (não encontrado nas fontes)", "it": " (non trovato nelle fonti)", "ja": "（出典に見当たりません）",
+    "ko": " (출처에서 찾을 수 없음)",
+})
 
 Outcome = Literal["supported", "partly supported", "moved", "cited by alignment", "flagged", "quote", "unchecked",
                   "no claim"]

@@ -30,16 +30,54 @@ _ITEM = re.compile(ARTICLE.pattern + "|" + LIST_ITEM.pattern[1:])
 HEADERS = ByLanguage({
     "zh": "以下是知识库中与问题最相关的原文摘录：",
     "en": "Quoted passages from the knowledge base that best match your question:",
+    "de": "Zitate aus der Wissensdatenbank, die am besten zu Ihrer Frage passen:",
+    "fr": "Extraits de la base de connaissances qui correspondent le mieux à votre question :",
+    "es": "Fragmentos de la base de conocimientos que mejor corresponden a su pregunta:",
+    "pt": "Excertos da base de conhecimento que melhor correspondem à sua pergunta:",
+    "it": "Passaggi della base di conoscenza che meglio corrispondono alla sua domanda:",
+    "ja": "ご質問に最も関連する、ナレッジベースの原文の抜粋です：",
+    "ko": "질문과 가장 관련 있는 지식 베이스의 원문 발췌입니다:",
 })
 # A near miss: the knowledge base covers the topic but never mentions what the question is about.
 NEAR_MISS = ByLanguage({
     "zh": "知识库中没有提到{terms}。最接近的内容如下，但不一定回答你的问题：",
     "en": "The knowledge base does not mention {terms}. The closest it has, which may not answer your question:",
+    "de": "Die Wissensdatenbank erwähnt {terms} nicht. Das Nächstliegende, das Ihre Frage vielleicht nicht "
+          "beantwortet:",
+    "fr": "La base de connaissances ne mentionne pas {terms}. Ce qui s'en rapproche le plus, sans forcément "
+          "répondre à votre question :",
+    "es": "La base de conocimientos no menciona {terms}. Lo más parecido que contiene, que quizá no responda "
+          "a su pregunta:",
+    "pt": "A base de conhecimento não menciona {terms}. O mais próximo que contém, que talvez não responda "
+          "à sua pergunta:",
+    "it": "La base di conoscenza non menziona {terms}. Quanto di più vicino contiene, che potrebbe non "
+          "rispondere alla sua domanda:",
+    "ja": "ナレッジベースには{terms}の記載がありません。"
+          "最も近い内容は次のとおりですが、ご質問の答えではないかもしれません：",
+    "ko": "지식 베이스에는 {terms}에 대한 내용이 없습니다. "
+          "가장 가까운 내용은 다음과 같지만 질문의 답이 아닐 수 있습니다:",
 })
+# How each language quotes the terms of a near miss: (opening, closing, separator).
+_TERM_QUOTES = {"zh": ("“", "”", "、"), "ja": ("「", "」", "、"), "de": ("„", "“", ", "),
+                "fr": ("« ", " »", ", "), "ko": ("‘", "’", ", ")}
 # A quote in another language than the question's is introduced in the asker's language.
 FROM_DOCUMENT = {
     ("zh", "en"): "摘自英文文档《{title}》：",
     ("en", "zh"): "From the Chinese document “{title}”:",
+    ("de", "en"): "Aus dem englischen Dokument „{title}“:",
+    ("de", "zh"): "Aus dem chinesischen Dokument „{title}“:",
+    ("fr", "en"): "Extrait du document anglais « {title} » :",
+    ("fr", "zh"): "Extrait du document chinois « {title} » :",
+    ("es", "en"): "Del documento en inglés «{title}»:",
+    ("es", "zh"): "Del documento en chino «{title}»:",
+    ("pt", "en"): "Do documento em inglês «{title}»:",
+    ("pt", "zh"): "Do documento em chinês «{title}»:",
+    ("it", "en"): "Dal documento inglese «{title}»:",
+    ("it", "zh"): "Dal documento cinese «{title}»:",
+    ("ja", "en"): "英語の文書『{title}』より：",
+    ("ja", "zh"): "中国語の文書『{title}』より：",
+    ("ko", "en"): "영어 문서 『{title}』에서:",
+    ("ko", "zh"): "중국어 문서 『{title}』에서:",
 }
 
 
@@ -117,7 +155,7 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     """`> quoted text [Sn]` lines under a header (a near-miss warning when the question's key terms are in
     no passage); a quote from a passage in another language is introduced by its document's title.
     Document look-alikes of markers neutralised."""
-    language = texts_language(detect_language(question))  # the frame's; another language is framed in English
+    language = texts_language(detect_language(question))  # the frame's: the asker's, else English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
     for excerpt in excerpts:
         if sources is not None:
@@ -204,8 +242,8 @@ def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:
 
 
 def _near_miss(language: str, missing: tuple[str, ...]) -> str:
-    quoted = ("、" if language == "zh" else ", ").join(
-        (f"“{neutralise(t)}”" if language == "zh" else f"\"{neutralise(t)}\"") for t in missing[:3])
+    opening, closing, separator = _TERM_QUOTES.get(language, ('"', '"', ", "))
+    quoted = separator.join(f"{opening}{neutralise(t)}{closing}" for t in missing[:3])
     return NEAR_MISS[language].format(terms=quoted)
 
 

@@ -4,8 +4,9 @@ Two languages are *known*: Chinese and English, the pair the bilingual dictionar
 calibrated scales and gate models (rag.scales, rag.gate) and the answers' own texts are made for. A
 question may come in any other language the embedded model reads ("Wie viele Urlaubstage …?",
 "年次休暇は何日…？"): it is judged by meaning as a question across languages, without what needs the
-dictionary (translated words, a near miss on words the knowledge base never uses), and answered with the
-English texts. Passages are judged zh or en by their script alone, as they always were.
+dictionary (translated words, a near miss on words the knowledge base never uses). The answer's own texts
+(header, refusal, notes) are written in the asker's language where the project has them (`TEXTS`), else in
+English. Passages are judged zh or en by their script alone, as they always were.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from functools import lru_cache
 _log = logging.getLogger(__name__)
 
 KNOWN = ("zh", "en")
+# The languages the answers' own texts are written in (rag.prompt.REFUSALS, rag.extractive.HEADERS …)
+TEXTS = ("zh", "en", "de", "fr", "es", "pt", "it", "ja", "ko")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -72,13 +75,13 @@ def is_known(language: str) -> bool:
 
 
 def texts_language(language: str) -> str:
-    """The language of the texts the answer is framed with (headers, refusals, notes): the asker's when
-    known, else English."""
-    return language if language in KNOWN else "en"
+    """The language of the texts the answer is framed with (headers, refusals, notes): the asker's where the
+    project has its texts, else English."""
+    return language if language in TEXTS else "en"
 
 
 class ByLanguage(dict):
-    """Texts keyed by language; a language without its own is answered with the English one."""
+    """Texts keyed by language (every one of `TEXTS`); another language is answered with the English one."""
 
     def __missing__(self, language: str) -> str:
         return self["en"]

@@ -36,6 +36,18 @@ TOO_LONG = ByLanguage({
     "zh": "问题太长了（{length} 个字符，上限 {limit}）。请把问题缩短到一两句话再问一次。",
     "en": "That question is too long ({length} characters; the limit is {limit}). "
           "Please ask it again in a sentence or two.",
+    "de": "Diese Frage ist zu lang ({length} Zeichen; erlaubt sind {limit}). "
+          "Bitte stellen Sie sie in ein, zwei Sätzen noch einmal.",
+    "fr": "Cette question est trop longue ({length} caractères ; la limite est de {limit}). "
+          "Merci de la reformuler en une ou deux phrases.",
+    "es": "Esa pregunta es demasiado larga ({length} caracteres; el límite es {limit}). "
+          "Vuelva a hacerla en una o dos frases.",
+    "pt": "Essa pergunta é demasiado longa ({length} caracteres; o limite é {limit}). "
+          "Volte a fazê-la numa ou duas frases.",
+    "it": "La domanda è troppo lunga ({length} caratteri; il limite è {limit}). "
+          "La riformuli in una o due frasi.",
+    "ja": "質問が長すぎます（{length} 文字、上限は {limit} 文字）。1〜2文に短くしてもう一度質問してください。",
+    "ko": "질문이 너무 깁니다({length}자, 최대 {limit}자). 한두 문장으로 줄여서 다시 질문해 주세요.",
 })
 
 

@@ -28,6 +28,13 @@ from rag.types import SECTION_SEPARATOR, Chunk
 REFUSALS = ByLanguage({
     "zh": "抱歉，知识库中没有找到这个问题的答案。",
     "en": "Sorry, I could not find the answer to this in the knowledge base.",
+    "de": "Dazu habe ich in der Wissensdatenbank leider keine Antwort gefunden.",
+    "fr": "Désolé, je n'ai pas trouvé la réponse à cette question dans la base de connaissances.",
+    "es": "Lo siento, no encontré la respuesta a esta pregunta en la base de conocimientos.",
+    "pt": "Desculpe, não encontrei a resposta a esta pergunta na base de conhecimento.",
+    "it": "Mi dispiace, non ho trovato la risposta a questa domanda nella base di conoscenza.",
+    "ja": "申し訳ありませんが、ナレッジベースにはこの質問の答えが見つかりませんでした。",
+    "ko": "죄송하지만 지식 베이스에서 이 질문에 대한 답을 찾지 못했습니다.",
 })
 
 _SYSTEM = """You are the company's knowledge-base assistant. Answer the employee's question using only the sources in the last message.

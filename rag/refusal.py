@@ -10,7 +10,11 @@ from rag.links import source_urls, unlink
 from rag.prompt import REFUSALS
 from rag.types import SECTION_SEPARATOR, Chunk, Hit
 
-SUGGEST = ByLanguage({"zh": "可以看看这些文档：", "en": "You might look at:"})
+SUGGEST = ByLanguage({
+    "zh": "可以看看这些文档：", "en": "You might look at:", "de": "Vielleicht helfen diese Dokumente weiter:",
+    "fr": "Vous pourriez consulter :", "es": "Puede consultar:", "pt": "Pode consultar:",
+    "it": "Può consultare:", "ja": "次の文書が参考になるかもしれません：", "ko": "다음 문서를 참고해 보세요:",
+})
 # A document is suggested when its best passage holds at least this share of the question's
 # (IDF-weighted) words: "What is the capital of France?" shares nothing specific with a holiday list.
 RELATED_COVERAGE = 0.5

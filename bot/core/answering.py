@@ -40,9 +40,10 @@ def unsupported_note(answer: Answer) -> str | None:
     count = len(answer.uncited)
     if not count:
         return None
-    if detect_language(answer.text) == "zh":
+    language = detect_language(answer.text)
+    if language == "zh":
         return f"有 {count} 句话在来源中找不到依据，已标注“{NOT_IN_SOURCES['zh']}”，不引用任何来源。"
-    mark = NOT_IN_SOURCES["en"].strip()
+    mark = NOT_IN_SOURCES[language].strip()  # as the sentence is marked, in the answer's language
     if count == 1:
         return f"1 sentence is not backed by any source: it is marked “{mark}” and cites nothing."
     return f"{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."

@@ -16,6 +16,18 @@ _log = logging.getLogger(__name__)
 INTERRUPTED = ByLanguage({
     "zh": "（回答中断：答案模型出现问题，以上内容可能不完整。）",
     "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
+    "de": "(Die Antwort wurde abgebrochen, weil das Antwortmodell ausgefallen ist; der Text oben ist "
+          "womöglich unvollständig.)",
+    "fr": "(La réponse a été interrompue car le modèle de réponse a échoué ; ce qui précède est peut-être "
+          "incomplet.)",
+    "es": "(La respuesta se interrumpió porque falló el modelo de respuesta; lo anterior puede estar "
+          "incompleto.)",
+    "pt": "(A resposta foi interrompida porque o modelo de resposta falhou; o que está acima pode estar "
+          "incompleto.)",
+    "it": "(La risposta è stata interrotta per un errore del modello di risposta; quanto sopra potrebbe "
+          "essere incompleto.)",
+    "ja": "（回答モデルの障害により回答が中断されました。上の内容は不完全な可能性があります。）",
+    "ko": "(답변 모델에 문제가 생겨 답변이 중단되었습니다. 위 내용은 불완전할 수 있습니다.)",
 })
 
 

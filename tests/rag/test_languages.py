@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 
 from rag import bilingual
-from rag.languages import ByLanguage, codes_in, detect_language, passage_language, texts_language
+from rag.answering.generate import INTERRUPTED
+from rag.citations import NOT_IN_SOURCES
+from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
+from rag.languages import TEXTS, ByLanguage, codes_in, detect_language, passage_language, texts_language
+from rag.pipeline import TOO_LONG
 from rag.prompt import REFUSALS, build_prompt
+from rag.refusal import SUGGEST
 from rag.scales import on_passage_scale, pair
 from tests.rag.test_prompt import chunk
 
@@ -69,10 +74,23 @@ def test_another_languages_cosines_are_read_on_the_scale_across_into_the_passage
 
 
 def test_texts_fall_back_to_english_for_a_language_without_its_own():
-    assert texts_language("de") == "en" and texts_language("zh") == "zh"
-    assert REFUSALS["ja"] == REFUSALS["en"]
+    assert texts_language("de") == "de" and texts_language("zh") == "zh" and texts_language("sv") == "en"
+    assert REFUSALS["sv"] == REFUSALS["en"] and REFUSALS["ja"] != REFUSALS["en"]
     with pytest.raises(KeyError):
         dict(ByLanguage({"zh": "中文"}))["de"]  # a plain copy has no fallback: the class gives it
+
+
+@pytest.mark.parametrize("texts", [REFUSALS, HEADERS, NEAR_MISS, SUGGEST, TOO_LONG, INTERRUPTED,
+                                   NOT_IN_SOURCES])
+def test_every_text_is_written_in_every_language_the_answers_speak(texts):
+    assert sorted(dict(texts)) == sorted(TEXTS)
+    assert len(set(dict(texts).values())) == len(TEXTS)  # none left as another language's copy
+
+
+def test_a_quote_in_another_language_is_introduced_in_every_language_the_answers_speak():
+    for language in TEXTS:
+        for passage in {"zh", "en"} - {language}:
+            assert "{title}" in FROM_DOCUMENT[(language, passage)]
 
 
 def test_the_answer_model_is_told_the_askers_language_by_name():

@@ -1,12 +1,13 @@
 """Questions in a language the bilingual dictionary does not know, on the sample handbook (the embedded
-default, real index and model): judged by meaning like a question across languages, framed in English,
-never refused or warned about for words that are merely in another language."""
+default, real index and model): judged by meaning like a question across languages, framed in the asker's
+language, never refused or warned about for words that are merely in another language."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.extractive import HEADERS
+from rag.extractive import FROM_DOCUMENT, HEADERS
+from rag.prompt import REFUSALS
 from tests.rag.test_extractive import ask, quotes
 
 
@@ -21,17 +22,24 @@ def handbook(shared_data_dir, tmp_path_factory):
     return shared_data_dir, index_dir
 
 
-@pytest.mark.parametrize("question, file, gold", [
-    ("¿Cuántos días de vacaciones tengo al año?", "annual-leave-policy.docx", "26 working days"),
-    ("Onde posso estacionar a bicicleta?", "office-guide.html", "Bicycle parking"),
-    ("Wie viel darf ein Hotelzimmer pro Nacht kosten?", "travel-expenses.md", "150 EUR per night"),
-    ("年次休暇は何日もらえますか？", "annual-leave-policy.docx", "26 working days"),
-    ("첫 출근 날 몇 시까지 가야 하나요?", "onboarding.md", "Arrive at 9:30"),
+@pytest.mark.parametrize("question, language, file, title, gold", [
+    ("¿Cuántos días de vacaciones tengo al año?", "es", "annual-leave-policy.docx",
+     "Annual Leave and Time Off Policy", "26 working days"),
+    ("Onde posso estacionar a bicicleta?", "pt", "office-guide.html", "Office and Facilities Guide",
+     "Bicycle parking"),
+    ("Wie viel darf ein Hotelzimmer pro Nacht kosten?", "de", "travel-expenses.md",
+     "Travel and Expense Policy", "150 EUR per night"),
+    ("年次休暇は何日もらえますか？", "ja", "annual-leave-policy.docx", "Annual Leave and Time Off Policy",
+     "26 working days"),
+    ("첫 출근 날 몇 시까지 가야 하나요?", "ko", "onboarding.md", "New Employee Onboarding Guide", "Arrive at 9:30"),
 ])
-def test_a_question_in_another_language_is_answered_by_meaning(handbook, question, file, gold):
+def test_a_question_in_another_language_is_answered_by_meaning(handbook, question, language, file, title,
+                                                               gold):
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason
-    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text  # not the Chinese frame for kanji
+    lines = answer.text.splitlines()
+    assert lines[0] == HEADERS[language], answer.text  # the asker's own: not the Chinese frame for kanji
+    assert lines[1] == FROM_DOCUMENT[(language, "en")].format(title=title), answer.text
     assert answer.near_miss == []
     assert gold in quotes(answer)[0], answer.text
     assert answer.citations[0].chunk.file == file
@@ -48,8 +56,9 @@ def test_nouns_written_with_a_capital_are_no_missing_names(handbook):
     assert absent.gate["missing_names"] == 1.0  # a code no passage holds
 
 
-@pytest.mark.parametrize("question", ["Quelle est la capitale de la France ?",
-                                      "Wer ist der Leiter der Rechtsabteilung?"])
-def test_what_the_handbook_does_not_cover_is_refused_in_any_language(handbook, question):
+@pytest.mark.parametrize("question, language", [("Quelle est la capitale de la France ?", "fr"),
+                                                ("Wer ist der Leiter der Rechtsabteilung?", "de")])
+def test_what_the_handbook_does_not_cover_is_refused_in_any_language(handbook, question, language):
     answer = ask(handbook, question)
     assert answer.refused and answer.citations == [], answer.text
+    assert answer.text.splitlines()[0] == REFUSALS[language], answer.text
