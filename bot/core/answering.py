@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.languages import detect_language
+from rag.languages import answer_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
 
@@ -40,7 +40,7 @@ def unsupported_note(answer: Answer) -> str | None:
     count = len(answer.uncited)
     if not count:
         return None
-    language = detect_language(answer.text)
+    language = answer_language(answer.question, answer.text)
     if language == "zh":
         return f"有 {count} 句话在来源中找不到依据，已标注“{NOT_IN_SOURCES['zh']}”，不引用任何来源。"
     mark = NOT_IN_SOURCES[language].strip()  # as the sentence is marked, in the answer's language

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.citations import NOT_IN_SOURCES, CitationCheck, MarkerRewriter, finalize
-from rag.languages import detect_language
+from rag.languages import answer_language, detect_language
 from rag.links import LinkFilter, keep_cited, source_urls
 from rag.prompt import REFUSALS
 from rag.support import SupportScorer
@@ -59,9 +59,10 @@ class Cite:
         began = time.perf_counter()
         refusal = REFUSALS[detect_language(ctx.question)]
         text = streamed.text
+        note = NOT_IN_SOURCES[answer_language(ctx.question, text)]
         check = finalize(text, ctx.sources, streamed.markers.order, refusal=refusal,
                          scorer=SupportScorer(ctx.idf, self._support_similarity(ctx)),
-                         check_sentences=generative, unsupported_note=NOT_IN_SOURCES[detect_language(text)])
+                         check_sentences=generative, unsupported_note=note)
         ctx.took("citation_check", began)
         shown = keep_cited(check.text, (c.chunk.url for c in check.citations), (s.url for s in ctx.sources))
         return Checked(check, shown, refusal in check.text and not check.citations)

@@ -18,8 +18,8 @@ INTERRUPTED = ByLanguage({
     "en": "(The answer was cut short because the answer model failed; what is above may be incomplete.)",
     "de": "(Die Antwort wurde abgebrochen, weil das Antwortmodell ausgefallen ist; der Text oben ist "
           "womöglich unvollständig.)",
-    "fr": "(La réponse a été interrompue car le modèle de réponse a échoué ; ce qui précède est peut-être "
-          "incomplet.)",
+    "fr": "(La réponse a été interrompue car le modèle de réponse a échoué\u202f; ce qui précède est "
+          "peut-être incomplet.)",
     "es": "(La respuesta se interrumpió porque falló el modelo de respuesta; lo anterior puede estar "
           "incompleto.)",
     "pt": "(A resposta foi interrompida porque o modelo de resposta falhou; o que está acima pode estar "

