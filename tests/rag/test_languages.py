@@ -3,16 +3,23 @@
 
 from __future__ import annotations
 
+import string
+
 import pytest
 
 from rag import bilingual
 from rag.answering.generate import INTERRUPTED
 from rag.citations import NOT_IN_SOURCES
 from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
-import string
-
-from rag.languages import (TEXTS, ByLanguage, answer_language, codes_in, detect_language, passage_language,
-                           texts_language)
+from rag.languages import (
+    TEXTS,
+    ByLanguage,
+    answer_language,
+    codes_in,
+    detect_language,
+    passage_language,
+    texts_language,
+)
 from rag.pipeline import TOO_LONG
 from rag.prompt import REFUSALS, build_prompt
 from rag.refusal import SUGGEST
