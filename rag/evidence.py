@@ -184,7 +184,7 @@ def gather_evidence(
     top = max((u for u in chosen if languages[u.unit.source] == quoted), key=lambda u: u.cosine, default=None)
     evidence.language = quoted
     sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
-    evidence.signals = _signals(question, sentence, chosen, sources, missing, weights, total)
+    evidence.signals = _signals(question, language, sentence, chosen, sources, missing, weights, total)
     # The share of the question's words a unit in the other language holds, translated (its best).
     evidence.signals["translated"] = round(max((c.translated for c in chosen), default=0.0), 4)
     # Which sentence answers best across languages; the gate and the near-miss check read the cosines as
@@ -195,8 +195,8 @@ def gather_evidence(
     for other in sorted({languages[c.unit.source] for c in chosen} - {quoted}):
         own = [c for c in chosen if languages[c.unit.source] == other]
         best = max(own, key=lambda u: u.cosine)
-        said = _signals(question, on_passage_scale(best.raw - best.general, language, other, "sentence"), own,
-                        sources, missing, weights, total)
+        cosine = on_passage_scale(best.raw - best.general, language, other, "sentence")
+        said = _signals(question, language, cosine, own, sources, missing, weights, total)
         evidence.others[other] = said | {"translated": round(max(c.translated for c in own), 4)}
     return evidence
 
@@ -429,13 +429,13 @@ def _surface(question: str, token: str) -> str:
     return token
 
 
-def _signals(question: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
+def _signals(question: str, language: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
              missing: tuple[str, ...], weights: dict[str, float], total: float) -> dict[str, float]:
-    """Answerability signals of the sentence level (the passage-level ones are the gate's own); `sentence`
-    is the best unit's cosine on its passage language's scale."""
+    """Answerability signals of the sentence level (the passage-level ones are the gate's own) of `question`,
+    in `language`; `sentence` is the best unit's cosine on its passage language's scale."""
     # In another language than the known two, a capital says little (German nouns): its codes and numbers.
     names = ({t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0))}
-             if is_known(detect_language(question)) else {t for c in codes_in(question) for t in tokenize(c)})
+             if is_known(language) else {t for c in codes_in(question) for t in tokenize(c)})
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     missing_tokens = {t for word in missing for t in tokenize(word)}
     return {

@@ -68,8 +68,9 @@ def _language_of(text: str) -> str:
     hangul = len(_HANGUL.findall(text))
     if hangul and hangul * 2 >= len(_LATIN.findall(text)):
         return "ko"
-    if script_language(text) == "zh" or len(_WORD.findall(text)) < MIN_WORDS:
-        return script_language(text)
+    script = script_language(text)
+    if script == "zh" or len(_WORD.findall(text)) < MIN_WORDS:
+        return script
     found = _model_says(" ".join(text.split()))
     if found and found[0]["lang"] not in KNOWN and found[0]["score"] >= DETECTED_AT:
         return str(found[0]["lang"])
