@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.languages import answer_language
+from rag.languages import ByLanguage, answer_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
 
@@ -34,6 +34,33 @@ NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sou
                 "missing. Please ask again in a moment.")
 
 
+# The footer of an answer with sentences no source supports: (one sentence, several), in the answer's language.
+UNSUPPORTED_NOTES = ByLanguage({
+    "zh": ("有 1 句话在来源中找不到依据，已标注“{mark}”，不引用任何来源。",
+           "有 {count} 句话在来源中找不到依据，已标注“{mark}”，不引用任何来源。"),
+    "en": ("1 sentence is not backed by any source: it is marked “{mark}” and cites nothing.",
+           "{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."),
+    "de": ("1 Satz wird von keiner Quelle gestützt: Er ist mit „{mark}“ gekennzeichnet und zitiert nichts.",
+           ("{count} Sätze werden von keiner Quelle gestützt: Sie sind mit „{mark}“ gekennzeichnet und zitieren "
+           "nichts.")),
+    "fr": (("1 phrase n’est étayée par aucune source\u00a0: elle est signalée par «\u202f{mark}\u202f» et ne cite "
+           "rien."),
+           ("{count} phrases ne sont étayées par aucune source\u00a0: elles sont signalées par «\u202f{mark}\u202f» "
+           "et ne citent rien.")),
+    "es": ("1 frase no está respaldada por ninguna fuente: está marcada con «{mark}» y no cita nada.",
+           "{count} frases no están respaldadas por ninguna fuente: están marcadas con «{mark}» y no citan nada."),
+    "pt": ("1 frase não é sustentada por nenhuma fonte: está marcada com «{mark}» e não cita nada.",
+           "{count} frases não são sustentadas por nenhuma fonte: estão marcadas com «{mark}» e não citam nada."),
+    "it": ("1 frase non è supportata da alcuna fonte: è contrassegnata con «{mark}» e non cita nulla.",
+           ("{count} frasi non sono supportate da alcuna fonte: sono contrassegnate con «{mark}» e non citano "
+           "nulla.")),
+    "ja": ("出典で裏付けられていない文が 1 件あります。「{mark}」と表示し、出典を引用していません。",
+           "出典で裏付けられていない文が {count} 件あります。「{mark}」と表示し、出典を引用していません。"),
+    "ko": ("출처로 뒷받침되지 않는 문장이 1개 있습니다. ‘{mark}’ 표시를 붙였으며 출처를 인용하지 않습니다.",
+           "출처로 뒷받침되지 않는 문장이 {count}개 있습니다. ‘{mark}’ 표시를 붙였으며 출처를 인용하지 않습니다."),
+})
+
+
 def unsupported_note(answer: Answer) -> str | None:
     """The footer of an answer with sentences no source supports (each is marked in the text itself), in
     the answer's language; None when there are none."""
@@ -41,12 +68,10 @@ def unsupported_note(answer: Answer) -> str | None:
     if not count:
         return None
     language = answer_language(answer.question, answer.text)
-    if language == "zh":
-        return f"有 {count} 句话在来源中找不到依据，已标注“{NOT_IN_SOURCES['zh']}”，不引用任何来源。"
-    mark = NOT_IN_SOURCES[language].strip()  # as the sentence is marked, in the answer's language
-    if count == 1:
-        return f"1 sentence is not backed by any source: it is marked “{mark}” and cites nothing."
-    return f"{count} sentences are not backed by any source: they are marked “{mark}” and cite nothing."
+    one, several = UNSUPPORTED_NOTES[language]
+    # The mark as the sentence carries it, in the answer's language (Chinese keeps its full-width brackets).
+    mark = NOT_IN_SOURCES[language].strip()
+    return (one if count == 1 else several).format(count=count, mark=mark)
 
 
 WARNING, UNSUPPORTED = "warning", "unsupported"  # the kinds of note below an answer (a surface marks each)
