@@ -171,7 +171,7 @@ def gather_evidence(
         across_only = all(p != language for p in languages[:first])
         chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, 2 if across_only else 4)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
-    _score(chosen, sources, similarity, language, languages, translated)
+    _score(chosen, sources, similarity, language, languages, translated, total)
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
@@ -239,8 +239,13 @@ def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str,
 
 
 def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,
-           languages: list[str], translated: Similarity | None = None) -> None:
+           languages: list[str], translated: Similarity | None = None, total: float = 1.0) -> None:
     top = max((s.lexical for s in units), default=0.0) or 1.0
+    # Across the known pair a unit in the other language shares only names and codes with the question (its
+    # words count translated): its shared words weigh by their share of the question's, not of the best
+    # match's — "VPN" alone is not the whole word bonus for "VPN 密码多久换一次". A question in another
+    # language shares cognates as written, its only word signal: there as in one language.
+    top_across = max(top, total) if is_known(language) else top
     # Embedded with the passage's title and headings, as passages are indexed: "26 working days" under
     # "Annual leave entitlement" is the entitlement, under "Long service days" an extra.
     texts = [_embedded_text(s, sources) for s in units]
@@ -254,7 +259,8 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     for scored, cosine in zip(units, cosines):
         scored.raw = float(cosine) if similarity else 0.0
         scored.cosine = comparable(scored.raw, language, languages[scored.unit.source], "sentence")
-        scored.score = (scored.cosine + LEXICAL_WEIGHT * scored.lexical / top
+        own = languages[scored.unit.source] == language
+        scored.score = (scored.cosine + LEXICAL_WEIGHT * scored.lexical / (top if own else top_across)
                         + TRANSLATED_WEIGHT * scored.prior * scored.translated)
     units.sort(key=lambda s: -s.score)
 

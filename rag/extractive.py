@@ -2,9 +2,10 @@
 
 Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
 with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
-a storm dispersed the fleet."), then — where the passages hold both languages — the other language's
-best sentence when it is nearly as good and that language's evidence passed the gate on its own (even past a
-full budget: the asker may be under either office's rule), then the runner-up when it is nearly as good; at
+a storm dispersed the fleet.") unless it would leave no room for a better runner-up of the same passage,
+then — where the passages hold both languages — the other language's best sentence when it is nearly as
+good and that language's evidence passed the gate on its own (even past a full budget: the asker may be
+under either office's rule), then the runner-up when it is nearly as good; at
 most three sentences in all (an article of a statute or a list item counts as one), so an answer stays short
 to read. Short paragraphs are quoted whole (a short article is never cut), table rows with their column
 headers. Nothing is quoted that shares no content with the question: with no candidate the answer is a
@@ -108,7 +109,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     excerpts = [[best.unit]]
     used = _sentences(best.unit)
     follower = _follower(best.unit, evidence)
-    if follower is not None and used + _sentences(follower) <= max_sentences:
+    if (follower is not None and used + _sentences(follower) <= max_sentences
+            and not _needs_room(evidence, follower, used, max_sentences, margin)):
         excerpts[0].append(follower)
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
@@ -159,12 +161,14 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     asked = detect_language(question)
     language = texts_language(asked)  # the frame's: the asker's, else English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
+    introduced = None  # the document the quote above was introduced from: the next one from it runs on
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
             intro = FROM_DOCUMENT.get((language, _written_in(source, asked)))
-            if intro:
+            if intro and source.file != introduced:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
+            introduced = source.file if intro else None
         if excerpt[0].kind == "row":
             header = excerpt[0].text.rsplit("\n", 1)[0]
             text = neutralise("\n".join([header, *(u.matched_text for u in excerpt)]))
@@ -260,6 +264,20 @@ def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
     if unit.kind != "sentence" or unit.following is None:
         return None
     return evidence.all_units[unit.following]
+
+
+def _needs_room(evidence: Evidence, follower: Unit, used: int, max_sentences: int, margin: float) -> bool:
+    """Whether the sentence after the best one would take the room of the second-best unit: one of the
+    same passage, within `margin`, that scores above the follower ("VPN 密码多久换一次": "Passwords do not
+    expire on a schedule" rather than the advice on passphrases after the minimum length)."""
+    best, second = evidence.best, evidence.units[1] if len(evidence.units) > 1 else None
+    if (second is None or second.unit is follower or second.unit.source != best.unit.source
+            or second.score < best.score - margin):
+        return False
+    scored = next((u for u in evidence.units if u.unit is follower), None)
+    if scored is not None and scored.score >= second.score:
+        return False
+    return used + _sentences(follower) + _sentences(second.unit) > max_sentences
 
 
 def _sentences(unit: Unit) -> int:

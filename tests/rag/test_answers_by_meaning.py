@@ -189,6 +189,18 @@ def test_a_colloquial_word_is_found_by_the_rules_own_word_in_both_languages(hand
     quoted = "\n".join(quotes(answer))
     assert "出租车或网约车" in quoted and "Taxis and ride-hailing are reimbursed" in quoted, answer.text
     assert "corporate card" not in quoted and "own car" not in quoted, answer.text
+    assert "local supplement" not in quoted, answer.text  # shares only 差旅报销制度, a name, with the rule
+
+
+def test_a_name_shared_across_languages_does_not_outweigh_the_words_of_the_question(handbook):
+    """"VPN 密码多久换一次": the multi-factor rule shares "VPN" with the question and was quoted first; the
+    password rules hold its words translated, and the answer ("do not expire") is the second sentence of
+    their passage, which the sentence after the first one no longer crowds out."""
+    answer = ask(handbook, "VPN 密码多久换一次")
+    quoted = "\n".join(quotes(answer))
+    assert "Passwords do not expire on a schedule" in quoted, answer.text
+    assert "Multi-factor authentication" not in quoted, answer.text
+    assert answer.text.count("摘自英文文档《IT Security Policy》") == 1, answer.text
 
 
 def test_a_cut_jieba_guessed_is_no_near_miss(handbook):

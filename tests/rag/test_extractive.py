@@ -148,6 +148,32 @@ def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
         "an article counts as one sentence of the budget: three whole articles"
 
 
+def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_same_passage():
+    """"VPN 密码多久换一次": the minimum length scored best, the no-expiry rule of the same passage second; the
+    passphrase advice after the minimum length would have filled the budget and kept the answer out."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "Passwords must be at least 14 characters long.", "sentence", 0.856, following=1)
+    follower = _scored(0, 47, "Use a passphrase of several unrelated words.", "sentence", 0.815)
+    better = _scored(0, 92, "Store passwords in the manager. Passwords do not expire on a schedule.", "sentence",
+                     0.852)
+    elsewhere = _scored(1, 0, "Multi-factor authentication is mandatory for the VPN. Use the app.", "sentence",
+                        0.852)
+
+    def chosen(*units):
+        for scored in units:
+            scored.score = scored.cosine
+        evidence = Evidence(list(units), [best.unit, follower.unit, better.unit, elsewhere.unit])
+        return [[u.text for u in excerpt] for excerpt in choose_quotes(evidence)]
+
+    assert chosen(best, better, follower) == [[best.unit.text], [better.unit.text]]
+    # ... not for a runner-up of another passage, nor when the follower itself scores higher
+    assert chosen(best, elsewhere, follower)[0] == [best.unit.text, follower.unit.text]
+    follower.cosine = 0.853
+    assert chosen(best, follower, better)[0] == [best.unit.text, follower.unit.text]
+
+
 def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runner_ups():
     """A knowledge base of both languages: the China office's rule is quoted beside the global one when it
     scores nearly as well — but not under a near-miss warning, where it answers no better."""

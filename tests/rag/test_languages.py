@@ -165,3 +165,22 @@ def test_a_quote_is_introduced_only_when_written_in_another_language_than_the_as
     assert lines[0] == HEADERS["de"]
     assert lines[1].startswith("> Vollzeitbeschäftigte erhalten 30 Urlaubstage")
     assert lines[2] == FROM_DOCUMENT[("de", "en")].format(title="Leave Policy")
+
+
+def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
+    """Two excerpts of the English security policy one after the other: one intro; the policy quoted again
+    after a Chinese passage is introduced again."""
+    from rag.extractive import render_quotes
+    from rag.quotable import quotable_units
+
+    rules = chunk("Passwords must be at least 14 characters long.", 1, "IT Security Policy", ("Password rules",))
+    rules_more = chunk("Passwords do not expire on a schedule.", 1, "IT Security Policy", ("Password rules",))
+    chinese = chunk("员工密码由信息部统一管理。", 2, "信息安全制度", ("密码",))
+    question = "VPN 密码多久换一次"
+    sources = [rules, rules_more, chinese, rules]
+    lines = render_quotes(question, [quotable_units(c, n)[:1] for n, c in enumerate(sources)],
+                          sources).splitlines()
+    intro = FROM_DOCUMENT[("zh", "en")].format(title="IT Security Policy")
+    assert lines == [HEADERS["zh"], intro, "> Passwords must be at least 14 characters long. [S1]",
+                     "> Passwords do not expire on a schedule. [S2]", "> 员工密码由信息部统一管理。 [S3]",
+                     intro, "> Passwords must be at least 14 characters long. [S4]"]
