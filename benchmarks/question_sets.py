@@ -17,6 +17,9 @@ answer and a retrieved passage are judged.
   handbook-other
              benchmarks/data/handbook_questions_other.jsonl: questions about examples/handbook in German, French,
              Spanish, Portuguese, Italian, Japanese and Korean, answerable and near-topic unanswerable
+  handbuch   benchmarks/data/handbuch_questions.jsonl vs benchmarks/data/handbuch: a knowledge base written in
+             German (a third language), with German questions (answerable, near-topic and unrelated ones it
+             does not answer) and a few in English and Chinese
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from rag.index.discovery import read_exclude_file
 from rag.types import Answer, Chunk
 
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
-             "squad2-other", "handbook-other")
+             "squad2-other", "handbook-other", "handbuch")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
+HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
+HANDBUCH_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbuch_questions.jsonl"
 _SPACE = re.compile(r"\s+")
 
 
@@ -144,15 +149,16 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
                                                    "kind": r["lang"]} for r in load_rows(SQUAD2_OTHER)]
         return QuestionSet(name, [Part(squad, squad / "docs", (), _limited(rows, limit))], squad_judge,
                            gold_passage)
-    if name in ("handbook", "handbook-other"):
-        rows = load_rows(HANDBOOK_QUESTIONS if name == "handbook" else HANDBOOK_OTHER)
+    if name in ("handbook", "handbook-other", "handbuch"):
+        rows = load_rows({"handbook": HANDBOOK_QUESTIONS, "handbook-other": HANDBOOK_OTHER,
+                          "handbuch": HANDBUCH_QUESTIONS}[name])
         if name == "handbook-other":
             rows = [r | {"kind": r["lang"]} for r in rows]
         chosen = _limited([r for r in rows if r["answerable"]], limit)
         if unanswerable:
             chosen += _limited([r for r in rows if not r["answerable"]], limit)
-        handbook = PROJECT / "examples" / "handbook"
-        return QuestionSet(name, [Part(handbook, handbook, (), chosen)], handbook_judge, gold_file)
+        docs = HANDBUCH if name == "handbuch" else PROJECT / "examples" / "handbook"
+        return QuestionSet(name, [Part(docs, docs, (), chosen)], handbook_judge, gold_file)
     raise ValueError(f"unknown question set {name!r}: one of {', '.join(SET_NAMES)}")
 
 

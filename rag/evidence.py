@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
-from rag.languages import codes_in, detect_language, is_known, passage_language
+from rag.languages import codes_in, detect_language, is_known, passage_language, stop_words
 from rag.lexical import tokenize, without_cjk, word_frequency, words
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
@@ -250,7 +250,9 @@ def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity
     # "Annual leave entitlement" is the entitlement, under "Long service days" an extra.
     texts = [_embedded_text(s, sources) for s in units]
     cosines = similarity(texts) if similarity and units else [0.0] * len(units)
-    other = [n for n, s in enumerate(units) if languages[s.unit.source] != language]
+    # The question translated word for word reads only units of the dictionary's other language.
+    other = [n for n, s in enumerate(units) if languages[s.unit.source] != language
+             and is_known(languages[s.unit.source])]
     if translated is not None and other and similarity:
         against = translated([texts[n] for n in other])
         cosines = list(cosines)
@@ -295,11 +297,15 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     candidate passage mentions and that the embedded model does not relate to any of the best units.
     Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
-    if not sources or terms is None or not units or not is_known(language):
-        return ()  # in a language the dictionary does not know, no word can be told absent (its codes can)
+    if not sources or terms is None or not units:
+        return ()
     # Across languages the model's cosines sit too close together to say a sentence matches well; there
-    # the dictionary alone decides (every translation of the word absent from the knowledge base).
+    # the dictionary alone decides (every translation of the word absent from the knowledge base) — and only
+    # between the two languages it knows. In one language it does not know (a German question on a German
+    # handbook), the knowledge base's own words tell as in English: "Hund" is a word it never uses.
     across = languages[units[0].unit.source] != language
+    if across and not (is_known(language) and is_known(languages[units[0].unit.source])):
+        return ()  # no word can be told absent across into or out of such a language (its codes can)
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     if not across and max(u.cosine for u in own) >= below:
         return _absent_in_both(question, language, languages, sources, idf)
@@ -312,8 +318,13 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                          if not translations(w, language) and w not in surfaces]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
-    surfaces = [w for w in surfaces if w.lower() not in asking() and _a_word(w)]
+    ignored = asking() if is_known(language) else stop_words(language)
+    surfaces = [w for w in surfaces if w.lower() not in ignored and _a_word(w)]
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
+        return tuple(surfaces)
+    if not is_known(language):
+        # Its word cosines were never calibrated: the German handbook's "Jobticket", "Weihnachtsgeld" and
+        # "Betriebsrente" relate to its BahnCard and allowance rules above the bar, its "Bekomme" does not.
         return tuple(surfaces)
     # ... and the model relates it to none of the best units ("landlord" to the statutes' 出租人) — of the
     # question's language when one of those is the best.
@@ -370,7 +381,8 @@ def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], langu
     if not TRANSLATED_DENSE.get(language) or all(p == language for p in passages):
         return rows
     translated = terms([translation_for(w, language) or w for w in words], texts)
-    return [[measured_across(c, t, language) if p != language else c for c, t, p in zip(row, other, passages)]
+    return [[measured_across(c, t, language) if p != language and is_known(p) else c
+             for c, t, p in zip(row, other, passages)]
             for row, other in zip(rows, translated)]
 
 

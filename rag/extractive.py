@@ -82,6 +82,18 @@ FROM_DOCUMENT = {
     ("ko", "zh"): "중국어 문서 『{title}』에서:",
 }
 
+# ... and one in a language other than the known two, without naming it.
+FROM_OTHER_DOCUMENT = ByLanguage({
+    "zh": "摘自另一种语言的文档《{title}》：",
+    "en": "From the document “{title}”, in another language:",
+    "de": "Aus dem anderssprachigen Dokument „{title}“:",
+    "fr": "Extrait du document «\u202f{title}\u202f», dans une autre langue\u00a0:",
+    "es": "Del documento «{title}», en otro idioma:",
+    "pt": "Do documento «{title}», noutra língua:",
+    "it": "Dal documento «{title}», in un'altra lingua:",
+    "ja": "別の言語の文書『{title}』より：",
+    "ko": "다른 언어로 된 문서 『{title}』에서:",
+})
 
 # A runner-up from the best sentence's section (same file, title and headings) is context and quoted
 # within `margin`; one from another section only when its cosine is this close to the best one's: the
@@ -165,7 +177,7 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
-            intro = FROM_DOCUMENT.get((language, _written_in(source, asked)))
+            intro = _intro(language, asked, source)
             if intro and source.file != introduced:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
             introduced = source.file if intro else None
@@ -247,11 +259,14 @@ def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:
     return evidence.sections[unit.source] == evidence.sections[best.source]
 
 
-def _written_in(source: Chunk, asked: str) -> str:
-    """The language a quoted passage is written in, as its intro names it: Chinese or English by script for
-    an asker of those two; for another asker, the passage's own (a German document quoted to a German
-    asker needs no intro)."""
-    return passage_language(source) if is_known(asked) else detect_language(source.text)
+def _intro(language: str, asked: str, source: Chunk) -> str | None:
+    """What introduces a quote of `source` to an asker of `asked` (the frame in `language`): nothing when
+    it is written in the asker's own language (a German document quoted to a German asker), else its
+    language named — or, for a language other than the known two, "in another language"."""
+    written = passage_language(source)
+    if written == asked:
+        return None
+    return FROM_DOCUMENT.get((language, written)) if is_known(written) else FROM_OTHER_DOCUMENT[language]
 
 
 def _near_miss(language: str, missing: tuple[str, ...]) -> str:
@@ -291,4 +306,4 @@ def _length(excerpts: list[list[Unit]]) -> int:
     return sum(len(u.text) for e in excerpts for u in e)
 
 
-__all__ = ["FROM_DOCUMENT", "HEADERS", "NEAR_MISS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]
+__all__ = ["FROM_DOCUMENT", "FROM_OTHER_DOCUMENT", "HEADERS", "NEAR_MISS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]

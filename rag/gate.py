@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rag.languages import detect_language, passage_language
 from rag.lexical import tokenize
-from rag.scales import comparable, on_passage_scale
+from rag.scales import comparable, on_passage_scale, scale_of
 from rag.types import Chunk, Hit
 
 if TYPE_CHECKING:
@@ -135,10 +135,15 @@ class EvidenceGate:
     def __init__(self, config: GateConfig | None = None) -> None:
         self.config = config or GateConfig()
 
+    def _model(self, language: str) -> AnswerabilityModel:
+        """The model that reads cosines put on `language`'s scale: English's for a language with none of its
+        own (rag.scales.scale_of)."""
+        return self.config.models[scale_of(language)]
+
     def _answerability(self, language: str, scale_language: str, signals: dict[str, float]) -> float:
         """The score of the model of `scale_language` (whose scale the cosines are on), with the translated
         words across languages where that pair reads them."""
-        score = self.config.models[scale_language].score(signals)
+        score = self._model(scale_language).score(signals)
         if (language, scale_language) in TRANSLATED and "translated" in signals:
             weight, centre = TRANSLATED[(language, scale_language)]
             score += weight * (signals["translated"] - centre)
@@ -151,9 +156,9 @@ class EvidenceGate:
         for other, said in (evidence.others if evidence is not None else {}).items():
             read = {"dense": round(best_dense(language, top, other)[0], 4), "coverage": coverage, **said}
             score = self._answerability(language, other, read)
-            if score >= self.config.models[other].threshold:
-                passing[other] = read | {"answerability": round(score, 4),
-                                         "threshold": self.config.models[other].threshold}
+            threshold = self._model(other).threshold
+            if score >= threshold:
+                passing[other] = read | {"answerability": round(score, 4), "threshold": threshold}
         return passing
 
     def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None) -> bool:
@@ -163,8 +168,8 @@ class EvidenceGate:
         if reranked or not self.config.use_evidence:
             return False
         languages = {detect_language(question)} | {passage_language(c) for c in passages or []}
-        return any(set(self.config.models[lang].weights) & SENTENCE_SIGNALS
-                   for lang in languages if lang in self.config.models)
+        return any(set(self._model(lang).weights) & SENTENCE_SIGNALS
+                   for lang in languages if scale_of(lang) in self.config.models)
 
     def decide(
         self,
@@ -193,7 +198,7 @@ class EvidenceGate:
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
         missing = evidence.missing if evidence is not None else ()
         # Cosines are on the passage language's scale (rag.scales): that language's model reads them.
-        model = cfg.models[scale_language]
+        model = self._model(scale_language)
         if cfg.use_evidence and (evidence is not None or not set(model.weights) & SENTENCE_SIGNALS):
             signals.update(evidence.signals if evidence is not None else {})
             score = self._answerability(language, scale_language, signals)

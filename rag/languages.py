@@ -6,7 +6,8 @@ question may come in any other language the embedded model reads ("Wie viele Url
 "年次休暇は何日…？"): it is judged by meaning as a question across languages, without what needs the
 dictionary (translated words, a near miss on words the knowledge base never uses). The answer's own texts
 (header, refusal, notes) are written in the asker's language where the project has them (`TEXTS`), else in
-English. Passages are judged zh or en by their script alone, as they always were.
+English. A passage is told apart the same way: a knowledge base written in German is read as one language
+with a German asker's question, and across languages with a Chinese or English one.
 """
 
 from __future__ import annotations
@@ -109,13 +110,30 @@ class ByLanguage(dict):
 
 def passage_language(chunk) -> str:
     """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
-    extractive answer's intro, the citation check): 'zh' or 'en', on its own prose — a link's Latin letters
-    say nothing about the language it is written in — or, when that has no letters at all (a table of
-    figures), on its title and headings too."""
+    extractive answer's intro, the citation check), told apart as a question's is (`detect_language`: 'zh',
+    'en', or another language it is plainly written in — a handbook in German is German, not "English"
+    for its Latin letters), on its own prose — a link's Latin letters say nothing about the language it is
+    written in — or, when that has no letters at all (a table of figures), on its title and headings too."""
     prose = _LINK.sub(" ", chunk.text)
     if not (_CJK.search(prose) or _LATIN.search(prose)):
         prose = _LINK.sub(" ", chunk.indexed_text)
-    return script_language(prose)
+    return detect_language(prose)
+
+
+@lru_cache(maxsize=32)
+def stop_words(language: str) -> frozenset[str]:
+    """The common function words of a language other than the known two ("ich", "meinen", "wie"), lower-cased:
+    never a key term of a question (stopwordsiso's lists; empty for a language it has none for, or without
+    the package, with one warning)."""
+    try:
+        import stopwordsiso
+    except ImportError:
+        _warn_once("stopwordsiso is not installed (`pip install -e .` brings it): a question's function "
+                   "words may be named as missing from the knowledge base")
+        return frozenset()
+    if not stopwordsiso.has_lang(language):
+        return frozenset()
+    return frozenset(w.lower() for w in stopwordsiso.stopwords(language))
 
 
 def load_in_background() -> threading.Thread:

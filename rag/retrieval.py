@@ -323,8 +323,10 @@ class Retriever:
                 languages = self._languages.of(snapshot, keys)
                 foreign, sighted = self._foreign(snapshot, keys, query, language, languages, found["vector"],
                                                  exact)
-            if foreign and "translated_vector" in found:
-                against = snapshot.exact_scores(list(foreign), found["translated_vector"], "", None)
+            # The question translated word for word reads only passages of the dictionary's other language.
+            translatable = [key for key in foreign if is_known(languages.get(key, ""))]
+            if translatable and "translated_vector" in found:
+                against = snapshot.exact_scores(translatable, found["translated_vector"], "", None)
                 exact = _mixed(exact, against, language)
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
                                  sighted)[:top_k]

@@ -26,8 +26,9 @@ class Pool:
         language = detect_language(ctx.question)
         index = ctx.index
 
-        def general() -> np.ndarray:
-            return np.vstack([self.vectors.query(q, ctx.version) for q in GENERAL_QUESTIONS[language]])
+        def general() -> np.ndarray:  # in a language without its own topic-free questions, English's
+            questions = GENERAL_QUESTIONS.get(language, GENERAL_QUESTIONS["en"])
+            return np.vstack([self.vectors.query(q, ctx.version) for q in questions])
 
         def vectors(chunks) -> np.ndarray:
             return np.vstack([index.vector(c.id) for c in chunks])

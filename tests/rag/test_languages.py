@@ -18,12 +18,13 @@ from rag.languages import (
     codes_in,
     detect_language,
     passage_language,
+    stop_words,
     texts_language,
 )
 from rag.pipeline import TOO_LONG
 from rag.prompt import REFUSALS, build_prompt
 from rag.refusal import SUGGEST
-from rag.scales import on_passage_scale, pair
+from rag.scales import on_passage_scale, pair, scale_of
 from tests.rag.test_prompt import chunk
 
 
@@ -67,11 +68,6 @@ def test_an_answer_is_in_the_askers_language_or_its_own_script():
     assert answer_language("Wie viele Urlaubstage bekomme ich pro Jahr?", "Sie erhalten 26 Tage.") == "de"
     assert answer_language("出差吃饭能报多少?", "Meals are covered up to 45 EUR a day.") == "en"
     assert answer_language("How much is the meal allowance?", "每人每天一百元。") == "zh"
-
-
-def test_a_passage_is_still_judged_by_its_script():
-    assert passage_language(chunk("Vollzeitbeschäftigte erhalten 30 Urlaubstage im Jahr.")) == "en"
-    assert passage_language(chunk("员工享受带薪年休假。")) == "zh"
 
 
 def test_what_any_language_shares_with_another_is_its_codes_and_numbers():
@@ -173,7 +169,8 @@ def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
     from rag.extractive import render_quotes
     from rag.quotable import quotable_units
 
-    rules = chunk("Passwords must be at least 14 characters long.", 1, "IT Security Policy", ("Password rules",))
+    rules = chunk("Passwords must be at least 14 characters long.", 1, "IT Security Policy",
+                  ("Password rules",))
     rules_more = chunk("Passwords do not expire on a schedule.", 1, "IT Security Policy", ("Password rules",))
     chinese = chunk("员工密码由信息部统一管理。", 2, "信息安全制度", ("密码",))
     question = "VPN 密码多久换一次"
@@ -184,3 +181,48 @@ def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
     assert lines == [HEADERS["zh"], intro, "> Passwords must be at least 14 characters long. [S1]",
                      "> Passwords do not expire on a schedule. [S2]", "> 员工密码由信息部统一管理。 [S3]",
                      intro, "> Passwords must be at least 14 characters long. [S4]"]
+
+
+@pytest.mark.parametrize("text, language", [
+    ("Vollzeitbeschäftigte haben Anspruch auf 30 Urlaubstage im Kalenderjahr.", "de"),
+    ("Les frais d'hôtel sont remboursés jusqu'à 130 euros par nuit.", "fr"),
+    ("年次休暇は毎年二十日付与されます。", "ja"),
+    ("연차 휴가는 매년 15일이 주어집니다.", "ko"),
+    ("Full-time employees receive 26 working days of paid annual leave.", "en"),
+    ("员工每年享受带薪年休假十天。", "zh"),
+])
+def test_a_passage_is_told_apart_by_its_language_as_a_question_is(text, language):
+    """A German handbook is German, not English for its Latin letters; Japanese not Chinese for its kanji."""
+    assert passage_language(chunk(text)) == language
+
+
+def test_one_language_other_than_the_known_two_is_read_on_the_same_language_scale():
+    """A German question on a German passage sits where English ones on English passages do; across into
+    such a passage, on the scale measured into English passages."""
+    assert pair("de", "de") == ("en", "en") and pair("ja", "ja") == ("en", "en")
+    assert pair("en", "de") == pair("zh", "de") == pair("fr", "de") == ("zh", "en")
+    assert on_passage_scale(0.83, "de", "de", "sentence") == 0.83
+    assert on_passage_scale(0.81, "zh", "de", "sentence") == on_passage_scale(0.81, "zh", "en", "sentence")
+    assert scale_of("de") == "en" and scale_of("zh") == "zh"
+
+
+def test_a_german_knowledge_base_is_read_by_the_english_gate_model():
+    from rag.gate import MODELS, EvidenceGate
+
+    gate = EvidenceGate()
+    assert gate._model("de") is MODELS["en"] and gate._model("zh") is MODELS["zh"]
+    assert gate.wants_evidence("Wie lange ist die Probezeit?", False,
+                               [chunk("Die Probezeit dauert sechs Monate und endet automatisch.")])
+
+
+def test_a_quote_in_a_language_other_than_the_known_two_is_introduced_without_naming_it():
+    from rag.extractive import FROM_OTHER_DOCUMENT
+
+    assert sorted(FROM_OTHER_DOCUMENT) == sorted(TEXTS)
+    assert all(_fields(text) == {"title"} for text in FROM_OTHER_DOCUMENT.values())
+    assert len(set(FROM_OTHER_DOCUMENT.values())) == len(TEXTS)
+
+
+def test_function_words_of_another_language_are_known_and_none_for_an_unknown_one():
+    assert {"ich", "meinen", "wie"} <= stop_words("de") and "hund" not in stop_words("de")
+    assert "le" in stop_words("fr") and stop_words("xx") == frozenset()

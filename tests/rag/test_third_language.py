@@ -1,0 +1,96 @@
+"""A knowledge base written in neither of the known languages (benchmarks/data/handbuch, a German handbook;
+the embedded default, real index and model): its passages are German, so a German question is a question
+in one language — judged on the same-language scale, refused when unrelated, a near miss on the words it
+never uses — and an English or Chinese one a question across languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
+from rag.prompt import REFUSALS
+from tests.conftest import PROJECT
+from tests.rag.test_extractive import ask, quotes
+
+HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
+
+
+@pytest.fixture(scope="module")
+def handbuch(shared_data_dir, tmp_path_factory):
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+    from tests.conftest import build
+
+    index_dir = tmp_path_factory.mktemp("handbuch")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBUCH])
+    return shared_data_dir, index_dir
+
+
+@pytest.mark.parametrize("question, file, gold", [
+    ("Wie teuer darf mein Hotel pro Nacht sein?", "reisekosten.md", "bis 130 Euro pro Nacht"),
+    ("Muss ich mein Passwort regelmäßig ändern?", "it-sicherheit.md",
+     "Ein regelmäßiger Passwortwechsel ist nicht vorgeschrieben"),
+])
+def test_a_german_question_on_german_documents_is_answered_in_one_language(handbuch, question, file, gold):
+    answer = ask(handbuch, question)
+    assert not answer.refused, answer.refusal_reason
+    lines = answer.text.splitlines()
+    assert lines[0] == HEADERS["de"] and lines[1].startswith("> "), answer.text  # no "other document" intro
+    assert gold in quotes(answer)[0] and answer.citations[0].chunk.file == file, answer.text
+    assert answer.near_miss == []
+    assert answer.gate["sentence"] < 0.95  # read on the same-language scale, not lifted as across languages
+
+
+@pytest.mark.parametrize("question", ["Wie backe ich einen Käsekuchen?",
+                                      "Welche Aktien soll ich dieses Jahr kaufen?",
+                                      "Wer leitet die Rechtsabteilung?"])
+def test_an_unrelated_german_question_is_refused(handbuch, question):
+    """Answered with quotes before: the German cosines were lifted as if across languages."""
+    answer = ask(handbuch, question)
+    assert answer.refused and answer.text.startswith(REFUSALS["de"]), answer.text
+
+
+def test_a_word_the_german_handbook_never_uses_is_a_near_miss(handbuch):
+    answer = ask(handbuch, "Darf ich meinen Hund mit ins Büro bringen?")
+    assert answer.near_miss == ["Hund"], answer.text  # not "ich" nor "meinen": function words of German
+    assert answer.text.splitlines()[0] == NEAR_MISS["de"].format(terms="„Hund“"), answer.text
+
+
+@pytest.mark.parametrize("question, asked, title, gold", [
+    ("How long is the probation period?", "en", "Einarbeitung neuer Mitarbeitender", "sechs Monate"),
+    ("试用期多长？", "zh", "Einarbeitung neuer Mitarbeitender", "sechs Monate"),
+])
+def test_a_question_in_a_known_language_is_answered_across_into_german(handbuch, question, asked, title,
+                                                                     gold):
+    answer = ask(handbuch, question)
+    assert not answer.refused, answer.refusal_reason
+    lines = answer.text.splitlines()
+    assert lines[0] == HEADERS[asked]
+    assert lines[1] == FROM_OTHER_DOCUMENT[asked].format(title=title), answer.text
+    assert gold in quotes(answer)[0], answer.text
+    assert answer.near_miss == []  # the dictionary cannot tell a German word absent
+
+
+@pytest.fixture(scope="module")
+def three_languages(shared_data_dir, tmp_path_factory):
+    """The German handbook beside the sample one (English and Chinese documents)."""
+    from ai_employee.wiring import KnowledgeBase
+    from rag.config import Settings
+    from tests.conftest import HANDBOOK, build
+
+    index_dir = tmp_path_factory.mktemp("three-languages")
+    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK, HANDBUCH])
+    return shared_data_dir, index_dir
+
+
+@pytest.mark.parametrize("question, file, gold", [
+    ("Wie lange ist die Probezeit?", "einarbeitung.md", "Die Probezeit dauert sechs Monate"),
+    ("Can I fly business class?", "travel-expenses.md", "Business class requires written approval"),
+    ("出差吃饭能报多少？", "差旅报销制度.md", "每人每天一百元"),
+])
+def test_a_knowledge_base_of_three_languages_answers_each_askers_own(three_languages, question, file, gold):
+    """A German question's candidates hold German, English and Chinese passages: the other languages' best
+    join its top passages (topic-free questions in English stand in for German ones) and its own answers."""
+    answer = ask(three_languages, question)
+    assert not answer.refused, answer.refusal_reason
+    assert gold in quotes(answer)[0] and answer.citations[0].chunk.file.endswith(file), answer.text
