@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
-from rag.languages import codes_in, detect_language, is_known, passage_language, stop_words
+from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
 from rag.lexical import tokenize, without_cjk, word_frequency, words
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
@@ -159,7 +159,7 @@ def gather_evidence(
         mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * ranks[unit.source])
         scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior)
-        if groups and languages[unit.source] != language:
+        if groups and languages[unit.source] != language and is_known(languages[unit.source]):
             found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
             scored.translated = found / translated_total
         candidates.append(scored)
@@ -306,6 +306,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     across = languages[units[0].unit.source] != language
     if across and not (is_known(language) and is_known(languages[units[0].unit.source])):
         return ()  # no word can be told absent across into or out of such a language (its codes can)
+    if not is_known(language) and not _spaced_words(question):
+        return ()  # Japanese and Korean attach particles and endings to their words: 休暇は, 휴가는
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     if not across and max(u.cosine for u in own) >= below:
         return _absent_in_both(question, language, languages, sources, idf)
@@ -351,7 +353,7 @@ def _absent_in_both(question: str, language: str, languages: list[str], sources:
     any English translation (签证 of "出差办签证的费用能报销吗？": the model relates it to the travel rules).
     Not for English questions: an English word's Chinese translations often miss the knowledge base's own
     word (cab → 出租汽车 where it says 出租车)."""
-    if language != "zh" or all(p == language for p in languages):
+    if language != "zh" or "en" not in languages:
         return ()
     found = _missing_across(question, language, _words_of(sources), idf, idf([UNSEEN])[UNSEEN])
     return tuple(w for w in found if first_sense(w) and w not in asking())
@@ -364,6 +366,12 @@ def _unseen(question: str, question_terms: list[str], present: set[str], idf: Id
     weights = idf(candidates) if candidates else {}
     unseen = [t for t in candidates if weights.get(t, 0.0) >= rare - 1e-9]
     return list(dict.fromkeys(_surface(question, t) for t in unseen))
+
+
+def _spaced_words(question: str) -> bool:
+    """Whether a question is written in Latin script, words apart — what the knowledge base's own words can
+    be compared with as they stand (German, French, Spanish…; not Japanese or Korean)."""
+    return script_language(question) == "en" and detect_language(question) not in ("ja", "ko")
 
 
 def _a_word(word: str) -> bool:

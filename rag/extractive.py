@@ -120,13 +120,13 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     index = {id(u): n for n, u in enumerate(evidence.all_units)}
     excerpts = [[best.unit]]
     used = _sentences(best.unit)
+    other = _other_language_best(evidence, across, confirmed, asked)
     follower = _follower(best.unit, evidence)
     if (follower is not None and used + _sentences(follower) <= max_sentences
-            and not _needs_room(evidence, follower, used, max_sentences, margin)):
+            and not _needs_room(evidence, follower, other, used, max_sentences, max_chars, margin)):
         excerpts[0].append(follower)
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
-    other = _other_language_best(evidence, across, confirmed, asked)
     runners = evidence.units[1:]
     if other is not None:  # the other language's answer before this language's runner-ups
         runners = [other] + [u for u in runners if u is not other]
@@ -173,14 +173,14 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     asked = detect_language(question)
     language = texts_language(asked)  # the frame's: the asker's, else English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
-    introduced = None  # the document the quote above was introduced from: the next one from it runs on
+    introduced = None  # the intro above, and its document: the next quote from it runs on
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
             intro = _intro(language, asked, source)
-            if intro and source.file != introduced:
+            if intro and (source.file, intro) != introduced:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
-            introduced = source.file if intro else None
+            introduced = (source.file, intro) if intro else None
         if excerpt[0].kind == "row":
             header = excerpt[0].text.rsplit("\n", 1)[0]
             text = neutralise("\n".join([header, *(u.matched_text for u in excerpt)]))
@@ -223,13 +223,19 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
     if best is None or not evidence.languages or across <= 0 or evidence.missing:
         return None  # under a near miss, what is closest in the other language is no answer either
     language = evidence.languages[best.unit.source]
-    other = next((u for u in evidence.units if evidence.languages[u.unit.source] != language), None)
-    if other is None or other.score < best.score - across:
-        return None
-    if confirmed is None or evidence.languages[other.unit.source] in confirmed:
-        return other
-    own = evidence.languages[other.unit.source] == asked
-    return other if own and other.score > best.score and other.lexical > 0 else None
+    judged = {language}
+    for other in evidence.units:  # each other language's best unit, best first (more than one: a third)
+        written = evidence.languages[other.unit.source]
+        if written in judged:
+            continue
+        judged.add(written)
+        if other.score < best.score - across:
+            return None
+        if confirmed is None or written in confirmed:
+            return other
+        if written == asked and other.score > best.score and other.lexical > 0:
+            return other
+    return None
 
 
 def _apart(evidence: Evidence, candidate: ScoredUnit, apart: float, asked: str) -> bool:
@@ -281,18 +287,22 @@ def _follower(unit: Unit, evidence: Evidence) -> Unit | None:
     return evidence.all_units[unit.following]
 
 
-def _needs_room(evidence: Evidence, follower: Unit, used: int, max_sentences: int, margin: float) -> bool:
-    """Whether the sentence after the best one would take the room of the second-best unit: one of the
-    same passage, within `margin`, that scores above the follower ("VPN 密码多久换一次": "Passwords do not
-    expire on a schedule" rather than the advice on passphrases after the minimum length)."""
+def _needs_room(evidence: Evidence, follower: Unit, other: ScoredUnit | None, used: int, max_sentences: int,
+                max_chars: int, margin: float) -> bool:
+    """Whether the sentence after the best one would take the room of the second-best unit (the units are
+    best first: when the follower is not that unit, it scores no higher): one of the same passage, within
+    `margin`, that fits without the follower — after the other
+    language's best, which is quoted first ("VPN 密码多久换一次": "Passwords do not expire on a schedule"
+    rather than the advice on passphrases after the minimum length)."""
     best, second = evidence.best, evidence.units[1] if len(evidence.units) > 1 else None
     if (second is None or second.unit is follower or second.unit.source != best.unit.source
             or second.score < best.score - margin):
         return False
-    scored = next((u for u in evidence.units if u.unit is follower), None)
-    if scored is not None and scored.score >= second.score:
-        return False
-    return used + _sentences(follower) + _sentences(second.unit) > max_sentences
+    ahead = [best.unit] + ([other.unit] if other is not None else [])
+    taken = used + sum(_sentences(u) for u in ahead[1:])
+    fits = (taken + _sentences(second.unit) <= max_sentences
+            and sum(len(u.text) for u in ahead) + len(second.unit.text) <= max_chars)
+    return fits and taken + _sentences(follower) + _sentences(second.unit) > max_sentences
 
 
 def _sentences(unit: Unit) -> int:

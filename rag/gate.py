@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rag.languages import detect_language, passage_language
+from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import tokenize
 from rag.scales import comparable, on_passage_scale, scale_of
 from rag.types import Chunk, Hit
@@ -167,7 +167,9 @@ class EvidenceGate:
         sentence signal."""
         if reranked or not self.config.use_evidence:
             return False
-        languages = {detect_language(question)} | {passage_language(c) for c in passages or []}
+        asked = detect_language(question)
+        # (a question in a language without a model of its own is read by its passages' language's)
+        languages = ({asked} if is_known(asked) else set()) | {passage_language(c) for c in passages or []}
         return any(set(self._model(lang).weights) & SENTENCE_SIGNALS
                    for lang in languages if scale_of(lang) in self.config.models)
 
@@ -208,8 +210,8 @@ class EvidenceGate:
             if score >= model.threshold:
                 return GateDecision(True, "evidence strong enough", signals, missing,
                                     confirmed=tuple(passing))
-            if passing:
-                other, read = next(iter(passing.items()))
+            if passing:  # (of more than one, the one its model finds most answerable)
+                other, read = max(passing.items(), key=lambda item: item[1]["answerability"])
                 return GateDecision(True, f"evidence strong enough in {other}", read, missing, other,
                                     tuple(passing))
             reason = f"answerability {signals['answerability']:.3f} < {model.threshold:.3f}"

@@ -3,11 +3,12 @@
 Two languages are *known*: Chinese and English, the pair the bilingual dictionary (rag.bilingual), the
 calibrated scales and gate models (rag.scales, rag.gate) and the answers' own texts are made for. A
 question may come in any other language the embedded model reads ("Wie viele Urlaubstage …?",
-"年次休暇は何日…？"): it is judged by meaning as a question across languages, without what needs the
-dictionary (translated words, a near miss on words the knowledge base never uses). The answer's own texts
-(header, refusal, notes) are written in the asker's language where the project has them (`TEXTS`), else in
-English. A passage is told apart the same way: a knowledge base written in German is read as one language
-with a German asker's question, and across languages with a Chinese or English one.
+"年次休暇は何日…？"): asked of documents in another language, it is judged by meaning as a question across
+languages, without what needs the dictionary (translated words, a near miss on words the knowledge base
+never uses). A passage is told apart the same way: a knowledge base written in German is read as one
+language with a German asker's question (on English's same-language scale; a near miss on the words it never
+uses), and across languages with a Chinese or English one. The answer's own texts (header, refusal, notes)
+are written in the asker's language where the project has them (`TEXTS`), else in English.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _LATIN = re.compile(r"[A-Za-z]")
 # (Chinese names foreign people with its middle dot ・, U+30FB: 列夫・托尔斯泰).
 _HIRAGANA = re.compile(r"[\u3041-\u309f]")
 _HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+# Kana, without the katakana middle dot and the long-vowel mark a Chinese text may hold (列夫・托尔斯泰)
+_KANA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa]")
 _WORD = re.compile(r"[^\W\d_]+")
 _LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
 # What a question in any language shares with a passage in any other: its codes and numbers (X.25, NSFNET,
@@ -50,7 +53,7 @@ _FAILED: set[str] = set()  # what has already been warned about (once each)
 
 
 def script_language(text: str) -> str:
-    """'zh' when the text is mostly Chinese characters, else 'en': what a passage is judged by."""
+    """'zh' when the text is mostly Chinese characters, else 'en'."""
     cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
     return "zh" if cjk and cjk * 2 >= latin else "en"
 
@@ -110,14 +113,49 @@ class ByLanguage(dict):
 
 def passage_language(chunk) -> str:
     """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
-    extractive answer's intro, the citation check), told apart as a question's is (`detect_language`: 'zh',
-    'en', or another language it is plainly written in — a handbook in German is German, not "English"
-    for its Latin letters), on its own prose — a link's Latin letters say nothing about the language it is
-    written in — or, when that has no letters at all (a table of figures), on its title and headings too."""
+    extractive answer's intro): 'zh', 'en', or another language it is plainly written in — a handbook in
+    German is German, not "English" for its Latin letters; Japanese is not Chinese for its kanji — on its
+    own prose (a link's Latin letters say nothing about the language it is written in) or, when that has
+    no letters at all (a table of figures), on its title and headings too."""
+    return _passage_language(_prose(chunk))
+
+
+def passage_script(chunk) -> str:
+    """'zh' or 'en' by script alone, as passages were judged before other languages were told apart: what
+    the citation check compares a sentence's script with (words are compared within one script)."""
+    return script_language(_prose(chunk))
+
+
+def _prose(chunk) -> str:
     prose = _LINK.sub(" ", chunk.text)
     if not (_CJK.search(prose) or _LATIN.search(prose)):
         prose = _LINK.sub(" ", chunk.indexed_text)
-    return detect_language(prose)
+    return prose
+
+
+@lru_cache(maxsize=4096)
+def _passage_language(prose: str) -> str:
+    """By the whole text's scripts first — Korean where Hangul is the most of it, Japanese where its kana
+    are at least a quarter of its kanji (a Chinese passage naming 「さくら」 or 서울 in passing stays Chinese),
+    Chinese where its characters outnumber half its Latin letters — then, for Latin script, fastText on
+    each of its first three windows of `JUDGED_CHARS`: another language only when every window says so."""
+    han, kana, hangul = len(_CJK.findall(prose)), len(_KANA.findall(prose)), len(_HANGUL.findall(prose))
+    latin = len(_LATIN.findall(prose))
+    if hangul and hangul * 2 >= han + kana + latin:
+        return "ko"
+    if kana and kana * 4 >= han and kana * 2 >= latin:
+        return "ja"
+    if han and han * 2 >= latin:
+        return "zh"
+    windows = [prose[n: n + JUDGED_CHARS] for n in range(0, min(len(prose), 3 * JUDGED_CHARS), JUDGED_CHARS)]
+    said = set()
+    for window in windows:
+        if len(_WORD.findall(window)) < MIN_WORDS:
+            continue
+        found = _model_says(" ".join(window.split()))
+        said.add(str(found[0]["lang"]) if found and found[0]["score"] >= DETECTED_AT else "en")
+    language = said.pop() if len(said) == 1 else "en"
+    return "en" if language == "zh" else language  # Latin script is never Chinese
 
 
 @lru_cache(maxsize=32)

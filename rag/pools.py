@@ -1,4 +1,4 @@
-"""The passages an answer is made from, when the knowledge base holds both languages.
+"""The passages an answer is made from, when the knowledge base holds more than one language.
 
 The answer stage reads the top passages; in a knowledge base of Chinese and English documents the
 other language's answer often ranks just below them (a Chinese question's own-language passages win
@@ -31,8 +31,8 @@ General = Callable[[], np.ndarray]  # vectors of topic-free questions in the ask
 def answer_passages(language: str, hits: list[Hit], top_k: int, vectors: Vectors, general: General,
                     other: int = OTHER_LANGUAGE) -> list[Chunk]:
     """The top `top_k` passages of `hits` (best first), then up to `other` passages from the rest of `hits`
-    in the other language than `language` (the question's), best by meaning first — only when `hits`
-    hold both languages."""
+    in another language than `language` (the question's), best by meaning first — only when `hits`
+    hold the question's language and another."""
     chunks = [h.chunk for h in hits]
     languages = [_language(c) for c in chunks]
     if other <= 0 or language not in languages or all(lang == language for lang in languages):

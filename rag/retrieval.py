@@ -151,6 +151,15 @@ def _mixed(exact: dict[str, dict[Hashable, float]], translated: dict[str, dict[H
     return {**exact, "dense": dense}
 
 
+def holds_translation_target(snapshot: SearchIndex, language: str) -> bool:
+    """Whether the index may hold passages in the dictionary's other language than `language` (one of the
+    known two): only those are read through the question translated word for word."""
+    if not is_known(language):
+        return False
+    languages = snapshot.manifest.languages
+    return languages is None or any(other != language and is_known(other) for other in languages)
+
+
 def holds_other_language(snapshot: SearchIndex, language: str) -> bool:
     """Whether the index holds passages in another language than `language` (also when not known: an index
     made before passages' languages were counted)."""
@@ -172,7 +181,7 @@ def cross_language_query(query: str, language: str) -> str:
 
 
 class PassageLanguages:
-    """Each passage's language ('zh' or 'en', as the question's is judged), worked out the first time the
+    """Each passage's language (rag.languages.passage_language), worked out the first time the
     passage is a candidate and kept for the snapshot's lifetime: a dictionary look-up at query time."""
 
     def __init__(self) -> None:
@@ -271,7 +280,8 @@ class Retriever:
         language = detect_language(query)
         fused_by_scores = mode == "hybrid" and self.fusion.method == "scores"
         across = fused_by_scores and holds_other_language(snapshot, language)
-        translated = translation_for(query, language) if across else ""
+        translating = across and holds_translation_target(snapshot, language)
+        translated = translation_for(query, language) if translating else ""
         rankings: dict[str, Ranking] = {}
         found: dict[str, Any] = {}
 
@@ -303,7 +313,7 @@ class Retriever:
         if mode == "hybrid":
             dense_future = self._pool.submit(dense)
             rankings["bm25"] = bm25()
-            if across:
+            if translating:
                 rankings.update(self._translated(snapshot, query, language, depth, row_filter))
             rankings["dense"] = dense_future.result()
             if "translated_dense" in found:
@@ -346,7 +356,7 @@ class Retriever:
         knowledge base holds passages in the other language and cosines across that language pair are
         measured partly against it (rag.scales.translation_for); "" otherwise."""
         language = detect_language(query)
-        if self.fusion.method != "scores" or not holds_other_language(self.snapshot, language):
+        if self.fusion.method != "scores" or not holds_translation_target(self.snapshot, language):
             return ""
         return translation_for(query, language)
 
@@ -374,18 +384,22 @@ class Retriever:
                  languages: dict[Hashable, str], vector: np.ndarray,
                  exact: dict[str, dict[Hashable, float]]) -> tuple[dict[Hashable, float], bool]:
         """The candidates in another language than `query` (in `language`), with their BM25 score on the
-        tokens that can match across languages, and whether those include the question's translated words."""
+        tokens that can match across languages, and whether those include the question's translated words.
+        A passage in a language the dictionary does not know is scored on the question as written (its
+        names, codes and cognates)."""
         foreign = [key for key in keys if languages.get(key, language) != language]
         if not foreign:
             return {}, False
+        unknown = {key: exact["bm25"].get(key, 0.0) for key in foreign if not is_known(languages.get(key, ""))}
+        translatable = [key for key in foreign if key not in unknown]
         cross = cross_language_query(query, language)
-        sighted = bool(translate(query, language).strip())
-        if cross == query:
+        sighted = bool(translatable) and bool(translate(query, language).strip())
+        if cross == query or not translatable:
             return {key: exact["bm25"].get(key, 0.0) for key in foreign}, sighted
         if not cross.strip():
-            return dict.fromkeys(foreign, 0.0), False
-        scores = snapshot.exact_scores(foreign, vector, cross, None)["bm25"]
-        return {key: scores.get(key, 0.0) for key in foreign}, sighted
+            return dict.fromkeys(translatable, 0.0) | unknown, False
+        scores = snapshot.exact_scores(translatable, vector, cross, None)["bm25"]
+        return {key: scores.get(key, 0.0) for key in translatable} | unknown, sighted
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)

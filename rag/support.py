@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.languages import detect_language, passage_language
+from rag.languages import passage_script, script_language
 from rag.lexical import tokenize
 from rag.markers import CANONICAL
 from rag.numbers import passage_numbers, stated_numbers
@@ -51,8 +51,8 @@ class SupportScorer:
         the sentence's language; otherwise meaning is, if a semantic scorer is available.
         """
         plain = CANONICAL.sub("", sentence)
-        language = detect_language(plain)  # as a passage's: the two are compared
-        same_language = any(passage_language(s) == language for s in (basis or sources))
+        language = script_language(plain)  # words are compared within one script
+        same_language = any(passage_script(s) == language for s in (basis or sources))
         if self.semantic is not None and not same_language:
             return [round(float(v), 4) for v in self.semantic(plain, sources)], "semantic"
         return [round(lexical_support(plain, s, self.idf), 4) for s in sources], "lexical"

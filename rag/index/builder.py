@@ -420,13 +420,15 @@ class IndexBuilder:
         redate = prev.date_source in VOLATILE_DATE_SOURCES and (prev.date, prev.date_source) != (
             fallback.date, fallback.source
         )
-        if not redate and prev.languages:
+        # Counted again from the kept chunks: an index made before passages' languages were counted, or
+        # counted by script alone (a German handbook as "en"), gets them as they are now judged.
+        languages = _languages(chunks)
+        if not redate and prev.languages == languages:
             return _FileResult(source, digest, chunks, prev)
         if redate:
             chunks = [replace(c, doc_date=fallback.date) for c in chunks]
             prev = replace(prev, date=fallback.date, date_source=fallback.source)
-        # (an index made before passages' languages were counted gets them once, from the kept chunks)
-        record = replace(prev, languages=prev.languages or _languages(chunks))
+        record = replace(prev, languages=languages)
         return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
     def _queue_missing_vectors(self, chunks: list[Chunk], worker: EmbedWorker) -> None:
@@ -501,8 +503,8 @@ def _confirm_lock(held: object) -> None:
 
 
 def _languages(chunks: list[Chunk]) -> dict[str, int]:
-    """How many of a file's passages are in each language: retrieval translates a question only for a
-    knowledge base that holds the other language."""
+    """How many of a file's passages are in each language: retrieval translates a question word for word
+    only for a knowledge base that holds the dictionary's other language."""
     counts: dict[str, int] = {}
     for chunk in chunks:
         language = passage_language(chunk)
@@ -582,7 +584,7 @@ def _discover_sources(
             if owned and all(name in prev_by_file for name in owned):
                 for name, record in owned.items():
                     chunks = prev_by_file[name]
-                    record = replace(record, languages=record.languages or _languages(chunks))
+                    record = replace(record, languages=_languages(chunks))
                     carried.append(_FileResult(SourceFile(Path(root.path, name[len(prefix):]), name, root.name,
                                                           root.collection), record.hash, chunks, record))
                 continue

@@ -168,10 +168,27 @@ def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_sam
         return [[u.text for u in excerpt] for excerpt in choose_quotes(evidence)]
 
     assert chosen(best, better, follower) == [[best.unit.text], [better.unit.text]]
-    # ... not for a runner-up of another passage, nor when the follower itself scores higher
+    # ... not for a runner-up of another passage, nor when the follower itself is the second best
     assert chosen(best, elsewhere, follower)[0] == [best.unit.text, follower.unit.text]
     follower.cosine = 0.853
     assert chosen(best, follower, better)[0] == [best.unit.text, follower.unit.text]
+    # ... nor for one that would not fit anyway: three sentences beside the best one's
+    longer = _scored(0, 92, "Store passwords in the manager. They do not expire. Change them when exposed.",
+                     "sentence", 0.852)
+    follower.cosine = 0.815
+    evidence = Evidence([best, longer, follower], [best.unit, follower.unit, longer.unit])
+    for scored in evidence.units:
+        scored.score = scored.cosine
+    assert choose_quotes(evidence)[0] == [best.unit, follower.unit]
+    # ... nor for one the other language's answer, quoted first, leaves no room for
+    chinese = _scored(1, 0, "密码无需定期更换。", "sentence", 0.850)
+    for units in ([best, better, chinese, follower], [best, better, follower]):
+        for scored in units:
+            scored.score = scored.cosine
+    evidence = Evidence([best, better, chinese, follower], [best.unit, follower.unit, better.unit, chinese.unit],
+                        languages=["en", "zh"], sections=[("p.md", "Passwords"), ("z.md", "密码")])
+    assert choose_quotes(evidence, confirmed=("zh",), asked="en")[:2] == [[best.unit, follower.unit],
+                                                                          [chinese.unit]]
 
 
 def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runner_ups():

@@ -190,9 +190,14 @@ def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
     ("연차 휴가는 매년 15일이 주어집니다.", "ko"),
     ("Full-time employees receive 26 working days of paid annual leave.", "en"),
     ("员工每年享受带薪年休假十天。", "zh"),
+    ("韩国首尔分公司（서울 지사）的员工每年享受十天年假。", "zh"),  # a Korean name in passing
+    ("本公司与「さくら」株式会社签订合作协议，员工出差按本制度报销。", "zh"),  # a Japanese one
+    ("Ich bin ein Berliner was said by Kennedy in 1963. " + "The speech was given in West Berlin and is "
+     "remembered as one of the best known of the Cold War. " * 5, "en"),  # opens with a German quote
 ])
 def test_a_passage_is_told_apart_by_its_language_as_a_question_is(text, language):
-    """A German handbook is German, not English for its Latin letters; Japanese not Chinese for its kanji."""
+    """A German handbook is German, not English for its Latin letters; Japanese not Chinese for its kanji;
+    a word of another script or language in passing changes nothing (the whole text is judged)."""
     assert passage_language(chunk(text)) == language
 
 
