@@ -306,7 +306,7 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     across = languages[units[0].unit.source] != language
     if across and not (is_known(language) and is_known(languages[units[0].unit.source])):
         return ()  # no word can be told absent across into or out of such a language (its codes can)
-    if not is_known(language) and not _spaced_words(question):
+    if not is_known(language) and not _spaced_words(question, language):
         return ()  # Japanese and Korean attach particles and endings to their words: 休暇は, 휴가는
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     if not across and max(u.cosine for u in own) >= below:
@@ -368,10 +368,10 @@ def _unseen(question: str, question_terms: list[str], present: set[str], idf: Id
     return list(dict.fromkeys(_surface(question, t) for t in unseen))
 
 
-def _spaced_words(question: str) -> bool:
-    """Whether a question is written in Latin script, words apart — what the knowledge base's own words can
-    be compared with as they stand (German, French, Spanish…; not Japanese or Korean)."""
-    return script_language(question) == "en" and detect_language(question) not in ("ja", "ko")
+def _spaced_words(question: str, language: str) -> bool:
+    """Whether a question (in `language`) is written in Latin script, words apart — what the knowledge base's
+    own words can be compared with as they stand (German, French, Spanish…; not Japanese or Korean)."""
+    return script_language(question) == "en" and language not in ("ja", "ko")
 
 
 def _a_word(word: str) -> bool:

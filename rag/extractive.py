@@ -5,11 +5,10 @@ with the sentence that follows it in its paragraph (the answer is often there: "
 a storm dispersed the fleet.") unless it would leave no room for a better runner-up of the same passage,
 then — where the passages hold both languages — the other language's best sentence when it is nearly as
 good and that language's evidence passed the gate on its own (even past a full budget: the asker may be
-under either office's rule), then the runner-up when it is nearly as good; at
-most three sentences in all (an article of a statute or a list item counts as one), so an answer stays short
-to read. Short paragraphs are quoted whole (a short article is never cut), table rows with their column
-headers. Nothing is quoted that shares no content with the question: with no candidate the answer is a
-refusal (None).
+under either office's rule), then the runner-up when it is nearly as good; at most three sentences in all
+(an article of a statute or a list item counts as one), so an answer stays short to read. Short
+paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing
+is quoted that shares no content with the question: with no candidate the answer is a refusal (None).
 """
 
 from __future__ import annotations
@@ -291,9 +290,9 @@ def _needs_room(evidence: Evidence, follower: Unit, other: ScoredUnit | None, us
                 max_chars: int, margin: float) -> bool:
     """Whether the sentence after the best one would take the room of the second-best unit (the units are
     best first: when the follower is not that unit, it scores no higher): one of the same passage, within
-    `margin`, that fits without the follower — after the other
-    language's best, which is quoted first ("VPN 密码多久换一次": "Passwords do not expire on a schedule"
-    rather than the advice on passphrases after the minimum length)."""
+    `margin`, that fits without the follower — after the other language's best, which is quoted first
+    ("VPN 密码多久换一次": "Passwords do not expire on a schedule" rather than the advice on passphrases
+    after the minimum length)."""
     best, second = evidence.best, evidence.units[1] if len(evidence.units) > 1 else None
     if (second is None or second.unit is follower or second.unit.source != best.unit.source
             or second.score < best.score - margin):

@@ -40,6 +40,14 @@ def build(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None
     return kb.refresh(paths, exclude)
 
 
+def built_index(data_dir: Path, factory: pytest.TempPathFactory, name: str,
+                folders: list[Path]) -> tuple[Path, Path]:
+    """(data dir, index dir) of `folders` indexed into a new index dir of `name`, on the shared work cache."""
+    index_dir = factory.mktemp(name)
+    build(KnowledgeBase(Settings(data_dir=data_dir, _env_file=None), index_dir), folders)
+    return data_dir, index_dir
+
+
 def read_jsonl(path: Path) -> list[dict]:
     with open(path, encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]

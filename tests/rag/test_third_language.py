@@ -9,7 +9,7 @@ import pytest
 
 from rag.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
 from rag.prompt import REFUSALS
-from tests.conftest import PROJECT
+from tests.conftest import HANDBOOK, PROJECT, built_index
 from tests.rag.test_extractive import ask, quotes
 
 HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
@@ -17,13 +17,7 @@ HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
 
 @pytest.fixture(scope="module")
 def handbuch(shared_data_dir, tmp_path_factory):
-    from ai_employee.wiring import KnowledgeBase
-    from rag.config import Settings
-    from tests.conftest import build
-
-    index_dir = tmp_path_factory.mktemp("handbuch")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBUCH])
-    return shared_data_dir, index_dir
+    return built_index(shared_data_dir, tmp_path_factory, "handbuch", [HANDBUCH])
 
 
 @pytest.mark.parametrize("question, file, gold", [
@@ -74,13 +68,7 @@ def test_a_question_in_a_known_language_is_answered_across_into_german(handbuch,
 @pytest.fixture(scope="module")
 def three_languages(shared_data_dir, tmp_path_factory):
     """The German handbook beside the sample one (English and Chinese documents)."""
-    from ai_employee.wiring import KnowledgeBase
-    from rag.config import Settings
-    from tests.conftest import HANDBOOK, build
-
-    index_dir = tmp_path_factory.mktemp("three-languages")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK, HANDBUCH])
-    return shared_data_dir, index_dir
+    return built_index(shared_data_dir, tmp_path_factory, "three-languages", [HANDBOOK, HANDBUCH])
 
 
 @pytest.mark.parametrize("question, file, gold", [
