@@ -322,6 +322,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
         surfaces = _unseen(question, question_terms, present, idf, rare)
     ignored = asking() if is_known(language) else stop_words(language)
     surfaces = [w for w in surfaces if w.lower() not in ignored and _a_word(w)]
+    if not is_known(language):
+        surfaces = _topic_words(question, surfaces, present)
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
         return tuple(surfaces)
     if not is_known(language):
@@ -337,6 +339,22 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     rows = _mixed_rows(terms, surfaces, texts, language, passages)
     return tuple(w for w, row in zip(surfaces, rows)
                  if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+
+
+def _topic_words(question: str, surfaces: list[str], present: set[str]) -> list[str]:
+    """Of a question's unseen words in a language other than the known two (no stemmer of its own here),
+    those it asks about: not another form of a word the passages use („Zahlt“ where they say „zahlen“,
+    „Firma“ beside „Firmenlaptop“: the word less its last two letters, at least four, begins one of
+    theirs), nor its opening word while others remain (the verb of „Bekomme ich ein Jobticket?“: a yes/no
+    question opens with its verb, others with a question word; what it asks about comes later)."""
+    def inflected(word: str) -> bool:
+        stem = word.lower()[: max(4, len(word) - 2)]
+        return len(word) > 4 and any(token.startswith(stem) for token in present)
+
+    found = [w for w in surfaces if not inflected(w)]
+    opening = next(iter(words(question)), "")
+    rest = [w for w in found if w != opening]
+    return rest or found
 
 
 def _words_of(sources: list[Chunk]) -> set[str]:

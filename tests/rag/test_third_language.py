@@ -50,6 +50,26 @@ def test_a_word_the_german_handbook_never_uses_is_a_near_miss(handbuch):
     assert answer.text.splitlines()[0] == NEAR_MISS["de"].format(terms="„Hund“"), answer.text
 
 
+@pytest.mark.parametrize("question, terms", [
+    ("Bekomme ich ein Jobticket für den Nahverkehr?", ["Jobticket", "Nahverkehr"]),
+    ("Zahlt die Firma in meine Betriebsrente ein?", ["Betriebsrente"]),
+])
+def test_a_near_miss_names_what_is_asked_about_not_its_verb(handbuch, question, terms):
+    """Named before: „Bekomme“ (the opening verb) and „Zahlt“, „Firma“ (forms of the handbook's
+    „zahlen“ and „Firmenlaptop“)."""
+    answer = ask(handbuch, question)
+    assert answer.near_miss == terms, answer.text
+    quoted = ", ".join(f"„{t}“" for t in terms)
+    assert answer.text.splitlines()[0] == NEAR_MISS["de"].format(terms=quoted), answer.text
+
+
+def test_topic_words_keep_the_opening_word_when_it_is_the_only_one():
+    from rag.evidence import _topic_words
+    assert _topic_words("Jobticket?", ["Jobticket"], {"bahncard"}) == ["Jobticket"]
+    assert _topic_words("Zahlt die Firma?", ["Zahlt", "Firma"], {"zahlen", "firmenlaptop"}) == []
+    assert _topic_words("Darf ich den Hund mitbringen?", ["Hund"], {"hundert"}) == ["Hund"]  # 4 letters: whole
+
+
 @pytest.mark.parametrize("question, asked, title, gold", [
     ("How long is the probation period?", "en", "Einarbeitung neuer Mitarbeitender", "sechs Monate"),
     ("试用期多长？", "zh", "Einarbeitung neuer Mitarbeitender", "sechs Monate"),
