@@ -28,6 +28,12 @@ def handbook(shared_data_dir, tmp_path_factory):
     ("年次休暇は何日もらえますか？", "ja", "annual-leave-policy.docx", "Annual Leave and Time Off Policy",
      "26 working days"),
     ("첫 출근 날 몇 시까지 가야 하나요?", "ko", "onboarding.md", "New Employee Onboarding Guide", "Arrive at 9:30"),
+    # Quoted the learning days of the benefits slides before: no questions in general of its language
+    # told which sentence is close to every question of it.
+    ("Wie viele Urlaubstage bekomme ich pro Jahr?", "de", "annual-leave-policy.docx",
+     "Annual Leave and Time Off Policy", "26 working days"),
+    ("Combien de jours de congés payés ai-je par an ?", "fr", "annual-leave-policy.docx",
+     "Annual Leave and Time Off Policy", "26 working days"),
 ])
 def test_a_question_in_another_language_is_answered_by_meaning(handbook, question, language, file, title,
                                                                gold):
@@ -58,3 +64,12 @@ def test_what_the_handbook_does_not_cover_is_refused_in_any_language(handbook, q
     answer = ask(handbook, question)
     assert answer.refused and answer.citations == [], answer.text
     assert answer.text.splitlines()[0] == REFUSALS[language], answer.text
+
+
+def test_questions_in_general_are_written_in_every_language_of_the_answer_frame():
+    """What an other-language sentence's closeness to any question is measured against, per asker."""
+    from rag.evidence import GENERAL_QUESTIONS
+    from rag.languages import TEXTS
+
+    assert set(GENERAL_QUESTIONS) == set(TEXTS)
+    assert {len(questions) for questions in GENERAL_QUESTIONS.values()} == {len(GENERAL_QUESTIONS["en"])}
