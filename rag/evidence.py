@@ -345,12 +345,10 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     ignored = asking() if is_known(language) else stop_words(language)
     surfaces = [w for w in surfaces if w.lower() not in ignored and _a_word(w)]
     if not is_known(language):
-        surfaces = _topic_words(question, surfaces, present)
+        # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
+        # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.
+        return tuple(_topic_words(question, surfaces, present))
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
-        return tuple(surfaces)
-    if not is_known(language):
-        # Its word cosines were never calibrated: the German handbook's "Jobticket", "Weihnachtsgeld" and
-        # "Betriebsrente" relate to its BahnCard and allowance rules above the bar, its "Bekomme" does not.
         return tuple(surfaces)
     # ... and the model relates it to none of the best units ("landlord" to the statutes' 出租人) — of the
     # question's language when one of those is the best.
