@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
@@ -113,6 +114,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
     when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the
     gate on its own model (None when the gate did not read them); `asked`: the question's language."""
+    evidence = _rule_first(evidence, apart)
     best = evidence.best
     if best is None:
         return []
@@ -256,6 +258,24 @@ def _apart(evidence: Evidence, candidate: ScoredUnit, apart: float, asked: str) 
 def _wordless(scored: ScoredUnit) -> bool:
     """Whether a unit holds none of the question's words, as they are or translated."""
     return scored.lexical <= 0 and scored.translated <= 0
+
+
+def _rule_first(evidence: Evidence, apart: float) -> Evidence:
+    """`evidence` led by the rule its best unit refines, when the passages hold it: the best unit of a
+    section of the same document that the best unit's section sits under (below the title), as close to the
+    question by meaning (within `apart`). A person answers with the rule and then its exception: "How
+    many days off do I get per year?" — the 26 days of "Annual leave entitlement" before its "Long service
+    days"."""
+    best = evidence.best
+    if best is None or not evidence.sections:
+        return evidence
+    file, context = evidence.sections[best.unit.source]
+    for scored in evidence.units[1:]:
+        owner, heading = evidence.sections[scored.unit.source]
+        under = owner == file and heading.count(" › ") >= 1 and context.startswith(heading + " › ")
+        if under and scored.cosine >= best.cosine - apart:
+            return replace(evidence, units=[scored] + [u for u in evidence.units if u is not scored])
+    return evidence
 
 
 def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:

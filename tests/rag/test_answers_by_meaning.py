@@ -219,3 +219,18 @@ def test_a_sentence_close_by_meaning_alone_is_not_quoted_beside_one_holding_the_
     quoted = "\n".join(quotes(answer))
     assert "Gym membership subsidy of 30 EUR per month" in quotes(answer)[0], answer.text
     assert "伙食补助" not in quoted, answer.text
+
+
+def test_the_rule_is_quoted_before_the_exception_that_refines_it(handbook):
+    """"Long service days" sits under "Annual leave entitlement": the model puts the extra days a hair closer
+    to the question (quoted alone before), a person answers with the 26 days first."""
+    answer = ask(handbook, "How many days off do I get per year?")
+    assert not answer.refused, answer.refusal_reason
+    assert quotes(answer)[0].startswith("Full-time employees receive 26 working days"), answer.text
+
+
+def test_a_question_about_the_exception_is_answered_by_the_exception(handbook):
+    answer = ask(handbook, "How many extra days of leave do I get after five years of service?")
+    assert not answer.refused, answer.refusal_reason
+    assert quotes(answer)[0].startswith("After five years of continuous service"), answer.text
+    assert "26 working days" not in answer.text, answer.text
