@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/answer_quality.py --data-dir DATA_DIR [--sets squad2,lawref] [--limit N]
         [--gate default|off] [--answerable-only] [--name answer_quality]
 
-Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, handbook. Per set, of the
+Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, handbook,
+handbook-other, squad2-other, handbuch, trilingual. Per set, of the
 answerable questions: recall@5 and recall@10 of the gold among the candidates the answer is made from
 (squad2 and lawref: the hit rule of ../shared/datasets/README.md; handbook: a passage of the gold file), the
 share of answers that are right — squad2, squad2-zh, handbook: the quoted text contains one of the gold
@@ -146,11 +147,11 @@ def seed_work_cache(data_dir: Path) -> None:
 def run_set(settings: Settings, qset: QuestionSet, pipelines: dict) -> list[dict]:
     judged: list[dict] = []
     for part in qset.parts:
-        key = (str(part.docs), part.exclude)
+        key = (str(part.docs), part.exclude, part.also)
         if key not in pipelines:  # each index once per run (squad2-zh reuses squad2's, lawref-en lawref's)
             kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
             began = time.perf_counter()
-            built = kb.refresh([part.docs], list(part.exclude))
+            built = kb.refresh([part.docs, *part.also], list(part.exclude))
             took = time.perf_counter() - began
             print(f"  index {kb.index_dir.name}: {built.chunks} chunks in {took:.0f} s", flush=True)
             pipelines[key] = make_pipeline(kb)

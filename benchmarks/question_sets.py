@@ -20,6 +20,9 @@ answer and a retrieved passage are judged.
   handbuch   benchmarks/data/handbuch_questions.jsonl vs benchmarks/data/handbuch: a knowledge base written in
              German (a third language), with German questions (answerable, near-topic and unrelated ones it
              does not answer) and a few in English and Chinese
+  trilingual examples/handbook and benchmarks/data/handbuch as one knowledge base of three languages (a
+             China office, a German one and the global English rules): handbook's questions and handbuch's
+             German ones, each judged by its own set's gold (an asker's own office's rule where it has one)
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from rag.index.discovery import read_exclude_file
 from rag.types import Answer, Chunk
 
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
-             "squad2-other", "handbook-other", "handbuch")
+             "squad2-other", "handbook-other", "handbuch", "trilingual")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
@@ -53,6 +56,7 @@ class Part:
     docs: Path
     exclude: tuple[str, ...]
     rows: list[dict]
+    also: tuple[Path, ...] = ()  # more folders indexed with `docs`
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,11 @@ def gold_passage(row: dict, chunk: Chunk) -> bool:
 
 def gold_file(row: dict, chunk: Chunk) -> bool:
     return chunk.file == row.get("gold_file")
+
+
+def gold_file_in_folder(row: dict, chunk: Chunk) -> bool:
+    """With more than one folder indexed a passage's file is named under its folder: "handbook/onboarding.md"."""
+    return Path(chunk.file).name == row.get("gold_file")
 
 
 def _limited(rows: list[dict], limit: int) -> list[dict]:
@@ -149,6 +158,15 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
                                                    "kind": r["lang"]} for r in load_rows(SQUAD2_OTHER)]
         return QuestionSet(name, [Part(squad, squad / "docs", (), _limited(rows, limit))], squad_judge,
                            gold_passage)
+    if name == "trilingual":
+        handbook = PROJECT / "examples" / "handbook"
+        rows = load_rows(HANDBOOK_QUESTIONS) + [r for r in load_rows(HANDBUCH_QUESTIONS) if r["lang"] == "de"]
+        chosen = _limited([r for r in rows if r["answerable"]], limit)
+        if unanswerable:
+            chosen += _limited([r for r in rows if not r["answerable"]], limit)
+        # The index is named by its tag folder's name: one of its own, not the handbook's.
+        return QuestionSet(name, [Part(Path("trilingual"), handbook, (), chosen, (HANDBUCH,))], handbook_judge,
+                           gold_file_in_folder)
     if name in ("handbook", "handbook-other", "handbuch"):
         rows = load_rows({"handbook": HANDBOOK_QUESTIONS, "handbook-other": HANDBOOK_OTHER,
                           "handbuch": HANDBUCH_QUESTIONS}[name])

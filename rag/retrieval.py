@@ -86,9 +86,11 @@ def score_fusion(
 
     `foreign` holds the rows in another language than the question, with their BM25 score on the tokens
     that can match across languages: their BM25 is scaled among themselves, not against same-language
-    passages' full matches, and when it is zero for all of them they are scored by the other retrievers
-    alone, not pulled down — BM25 is blind to them — unless `sighted`: BM25 read them through the question
-    translated word for word, so a zero is a miss (an English question's unrelated Chinese passages)."""
+    passages' full matches, and when it is zero for all of them — BM25 is blind to them — they are not
+    pulled down: their BM25 is taken as the same-language candidates' typical (mean) one, or, when every
+    candidate is foreign, they are scored by the other retrievers alone. Unless `sighted`: BM25 read them
+    through the question translated word for word, so a zero is a miss (an English question's unrelated
+    Chinese passages)."""
     foreign = foreign or {}
     rows = list(dict.fromkeys(row for ranking in rankings.values() for row, _ in ranking))
     ranks = {row: {} for row in rows}
@@ -103,11 +105,17 @@ def score_fusion(
             fused[row] = sum(weights.get(name, 1.0) / total * normalised[name][row] for name in exact)
     if foreign:
         # BM25 ≥ 0 and sparse across languages: scaled by its best among the foreign rows, so a lone match
-        # counts fully; when it matched none of them, the weights are those of the retrievers that see them.
+        # counts fully. When it matched none of them, taken as the same-language candidates' mean, not as
+        # their best: scored by dense alone, a German question's English rule outranked the German one as
+        # close by meaning that holds the question's words (trilingual, BENCHMARKS.md); with no
+        # same-language candidate, the weights are those of the retrievers that see them.
         top = max(foreign.values())
         seen = {name: normalised[name] for name in exact if name != "bm25"}
         if (top > 0 or sighted) and "bm25" in exact:
             seen["bm25"] = {row: value / top if top > 0 else 0.0 for row, value in foreign.items()}
+        elif "bm25" in exact and len(foreign) < len(rows):
+            own = [normalised["bm25"][row] for row in rows if row not in foreign]
+            seen["bm25"] = dict.fromkeys(foreign, sum(own) / len(own))
         share = sum(weights.get(name, 1.0) for name in seen) or 1.0
         for row in foreign:
             if row in fused:

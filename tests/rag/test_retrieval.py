@@ -54,8 +54,22 @@ def test_score_fusion_does_not_pull_down_a_passage_bm25_cannot_see():
     assert [row for row, *_ in score_fusion(rankings, exact, weights)][0] == 2, "the same-language view"
     fused = score_fusion(rankings, exact, weights, foreign={1: 0.0})
     assert [row for row, *_ in fused][0] == 1
-    assert fused[0][1] == pytest.approx(1.0), "scored by dense alone, the retriever that sees it"
+    # Its BM25 unseen, taken as the same-language candidates' typical one (rows 2 and 3: 1 and 6/9), not as 0.
+    assert fused[0][1] == pytest.approx(0.6 + 0.4 * (1.0 + 6 / 9) / 2)
     assert fused[0][3] == {"dense": 0.90, "bm25": 0.0}
+    alone = score_fusion({"dense": [(1, 0.90), (5, 0.80)]}, {"dense": {1: 0.90, 5: 0.80}, "bm25": {}},
+                         weights, foreign={1: 0.0, 5: 0.0})
+    assert alone[0][1] == pytest.approx(1.0), "every candidate foreign: scored by dense alone, which sees them"
+
+
+def test_a_passage_bm25_cannot_see_does_not_outrank_one_as_close_that_holds_the_questions_words():
+    """A German question in a knowledge base of German, English and Chinese: the German rule (row 2) is as
+    close by meaning as the English one (row 1, blind to BM25 on German words) and holds some of the
+    question's words; it came second when the English one was scored by dense alone."""
+    rankings = {"dense": [(1, 0.90), (2, 0.90), (3, 0.70)], "bm25": [(3, 9.0), (2, 5.0), (4, 0.0)]}
+    exact = {"dense": {1: 0.90, 2: 0.90, 3: 0.70, 4: 0.70}, "bm25": {1: 0.0, 2: 5.0, 3: 9.0, 4: 0.0}}
+    fused = score_fusion(rankings, exact, {"dense": 0.6, "bm25": 0.4}, foreign={1: 0.0})
+    assert [row for row, *_ in fused][:2] == [2, 1]
 
 
 def test_score_fusion_normalises_cross_language_bm25_among_those_passages():
