@@ -106,12 +106,20 @@ def gold_file(row: dict, chunk: Chunk) -> bool:
 
 
 def gold_file_in_folder(row: dict, chunk: Chunk) -> bool:
-    """With more than one folder indexed a passage's file is named under its folder: "handbook/onboarding.md"."""
+    """With more than one folder indexed, a file is named under its folder: "handbook/onboarding.md"."""
     return Path(chunk.file).name == row.get("gold_file")
 
 
 def _limited(rows: list[dict], limit: int) -> list[dict]:
     return rows[:limit] if limit else rows
+
+
+def _written(rows: list[dict], limit: int, unanswerable: bool) -> list[dict]:
+    """Of the questions written for a handbook: the answerable ones, then (with `unanswerable`) the others."""
+    chosen = _limited([r for r in rows if r["answerable"]], limit)
+    if unanswerable:
+        chosen += _limited([r for r in rows if not r["answerable"]], limit)
+    return chosen
 
 
 def _answerable(rows: list[dict]) -> list[dict]:
@@ -161,20 +169,16 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
     if name == "trilingual":
         handbook = PROJECT / "examples" / "handbook"
         rows = load_rows(HANDBOOK_QUESTIONS) + [r for r in load_rows(HANDBUCH_QUESTIONS) if r["lang"] == "de"]
-        chosen = _limited([r for r in rows if r["answerable"]], limit)
-        if unanswerable:
-            chosen += _limited([r for r in rows if not r["answerable"]], limit)
+        chosen = _written(rows, limit, unanswerable)
         # The index is named by its tag folder's name: one of its own, not the handbook's.
-        return QuestionSet(name, [Part(Path("trilingual"), handbook, (), chosen, (HANDBUCH,))], handbook_judge,
-                           gold_file_in_folder)
+        part = Part(Path("trilingual"), handbook, (), chosen, (HANDBUCH,))
+        return QuestionSet(name, [part], handbook_judge, gold_file_in_folder)
     if name in ("handbook", "handbook-other", "handbuch"):
         rows = load_rows({"handbook": HANDBOOK_QUESTIONS, "handbook-other": HANDBOOK_OTHER,
                           "handbuch": HANDBUCH_QUESTIONS}[name])
         if name == "handbook-other":
             rows = [r | {"kind": r["lang"]} for r in rows]
-        chosen = _limited([r for r in rows if r["answerable"]], limit)
-        if unanswerable:
-            chosen += _limited([r for r in rows if not r["answerable"]], limit)
+        chosen = _written(rows, limit, unanswerable)
         docs = HANDBUCH if name == "handbuch" else PROJECT / "examples" / "handbook"
         return QuestionSet(name, [Part(docs, docs, (), chosen)], handbook_judge, gold_file)
     raise ValueError(f"unknown question set {name!r}: one of {', '.join(SET_NAMES)}")
