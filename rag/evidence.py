@@ -22,6 +22,7 @@ from itertools import chain
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
 from rag.lexical import tokenize, without_cjk, word_frequency, words
+from rag.negation import denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
     TRANSLATED_DENSE,
@@ -123,6 +124,9 @@ class Evidence:
     language: str = ""  # of the passage holding the best-matching unit: whose gate model reads `signals`
     # The same signals, of the units of each other language (the gate reads them with that language's model)
     others: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The question asks what is not so, and no sentence as close as the best one says anything is not: quoted,
+    # the best one would answer the opposite (rag.negation)
+    opposite: bool = False
 
     def led_by(self, language: str) -> Evidence:
         """This evidence with the units of `language` first (quoted first when its evidence decided)."""
@@ -220,6 +224,10 @@ def gather_evidence(
         cosine = on_passage_scale(best.raw - best.general, language, other, "sentence")
         said = _signals(question, language, cosine, own, sources, missing, weights, total)
         evidence.others[other] = said | {"translated": round(max(c.translated for c in own), 4)}
+    led = denial_first(question, language, evidence.units, lambda s: s.unit.matched_text,
+                       lambda s: languages[s.unit.source], lambda s: s.score)
+    evidence.opposite = led is None
+    evidence.units = led or evidence.units
     return evidence
 
 

@@ -99,6 +99,9 @@ class GateDecision:
     confirmed: tuple[str, ...] | None = None
 
 
+OPPOSITE = "the question asks what is not so; the best sentence says what is"
+
+
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
     """Best share of the question's IDF mass that a single passage contains (0..1)."""
     terms = sorted(set(tokenize(question)))
@@ -207,6 +210,8 @@ class EvidenceGate:
             signals |= {"answerability": round(score, 4), "threshold": model.threshold}
             # The knowledge base answers in either language: the other one's evidence, by its own model.
             passing = self._other_languages(language, top, signals["coverage"], evidence)
+            if evidence is not None and evidence.opposite and (score >= model.threshold or passing):
+                return GateDecision(False, OPPOSITE, signals, missing, confirmed=())
             if score >= model.threshold:
                 return GateDecision(True, "evidence strong enough", signals, missing,
                                     confirmed=tuple(passing))

@@ -234,3 +234,26 @@ def test_a_question_about_the_exception_is_answered_by_the_exception(handbook):
     assert not answer.refused, answer.refusal_reason
     assert quotes(answer)[0].startswith("After five years of continuous service"), answer.text
     assert "26 working days" not in answer.text, answer.text
+
+
+def test_a_question_on_what_is_not_so_is_not_answered_with_what_is(handbook):
+    """The model reads "not encrypted" as "encrypted": the laptops rule says they are; quoted, it would
+    answer the opposite of the question."""
+    from rag.gate import OPPOSITE
+    from rag.prompt import REFUSALS
+
+    answer = ask(handbook, "Which laptops are not encrypted?")
+    assert answer.refused and answer.refusal_reason == OPPOSITE, answer.text
+    assert answer.text.splitlines()[0] == REFUSALS["en"]
+    assert "Company laptops are encrypted" not in answer.text
+
+
+@pytest.mark.parametrize("question, said", [
+    ("Which expenses are never reimbursed?", "Fines for traffic or parking offences are never reimbursed."),
+    ("Which receipts are not required?", "Receipts are not required for the allowance itself."),
+    ("If I cannot find my receipt, what do I do?", "Lost receipts can be replaced by a signed declaration"),
+])
+def test_what_is_not_so_is_answered_where_the_handbook_says_it(handbook, question, said):
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert said in quotes(answer)[0], answer.text
