@@ -236,15 +236,20 @@ def test_a_question_about_the_exception_is_answered_by_the_exception(handbook):
     assert "26 working days" not in answer.text, answer.text
 
 
-def test_a_question_on_what_is_not_so_is_not_answered_with_what_is(handbook):
+@pytest.mark.parametrize("question, language", [
+    ("Which laptops are not encrypted?", "en"),
+    ("哪些笔记本电脑没有加密？", "zh"),  # asked across languages, the English rule read as it is
+    ("Welche Laptops sind nicht verschlüsselt?", "de"),
+])
+def test_a_question_on_what_is_not_so_is_not_answered_with_what_is(handbook, question, language):
     """The model reads "not encrypted" as "encrypted": the laptops rule says they are; quoted, it would
     answer the opposite of the question."""
     from rag.gate import OPPOSITE
     from rag.prompt import REFUSALS
 
-    answer = ask(handbook, "Which laptops are not encrypted?")
+    answer = ask(handbook, question)
     assert answer.refused and answer.refusal_reason == OPPOSITE, answer.text
-    assert answer.text.splitlines()[0] == REFUSALS["en"]
+    assert answer.text.splitlines()[0] == REFUSALS[language]
     assert "Company laptops are encrypted" not in answer.text
 
 
