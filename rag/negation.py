@@ -53,26 +53,29 @@ _DENYING = {
 # A Chinese sentence denies by a character as often as by a word (不予受理, 未休, 无需, 禁止, 免费).
 _DENYING_ZH = re.compile(r"[不没未无非否禁免拒勿别仅只]")
 # Not a negation: "whether or not", "may or may not", "not only", "no longer", "no matter" (and kin).
-_IDIOMS = re.compile(r"\b(?:or (?:\w+ )?not|not only|no longer|no matter|no more than|no later than|no fewer than"
-                     r"|no less than|nicht nur|non seulement|no sólo|no solo|non solo|não só|não apenas)\b"
+_IDIOMS = re.compile(r"\b(?:or (?:\w+ )?not|not only|no longer|no matter|no more than|no later than"
+                     r"|no fewer than|no less than|nicht nur|non seulement|no sólo|no solo|non solo|não só"
+                     r"|não apenas)\b"
                      r"|无论|不管|不仅|不但|不过|不少|不断|非常", re.IGNORECASE)
 # A clause that sets the scene for the question ("if I cannot log in, ..."): to its end or the next comma.
 # "when" and its kin ask a question of their own at the start ("When is the office not open?").
-_SCENE = re.compile(r"(?:\b(?:if|whenever|unless|because|since|while|although|though|once|in case|wenn|falls|weil"
-                    r"|obwohl|si|lorsque|parce que|porque|aunque|perché|embora)\b"
+_SCENE = re.compile(r"(?:\b(?:if|whenever|unless|because|since|while|although|though|once|in case|wenn|falls"
+                    r"|weil|obwohl|si|lorsque|parce que|porque|aunque|perché|embora)\b"
                     r"|(?<=\w[\s,])(?:when|quand|cuando|quando)\b"
                     r"|如果|要是|假如|假设|万一|因为|由于|虽然|即使)[^,，;；?？]*", re.IGNORECASE)
-# The words a question asks for something by (which, what, who…), and Chinese's inside longer words (什么时候).
+# The words a question asks for something by (which, what, who…); Chinese's, inside longer words (什么时候).
 _WHICH = {
     "en": {"what", "which", "who", "whom", "whose", "where", "when", "how", "why"},
     "de": {"was", "welche", "welcher", "welches", "welchen", "welchem", "wer", "wen", "wem", "wessen", "wo",
            "wann", "wie", "warum", "weshalb", "wieso", "wofür", "wozu"},
-    "fr": {"que", "qu", "quoi", "quel", "quelle", "quels", "quelles", "qui", "où", "quand", "comment", "pourquoi",
-           "lequel", "laquelle", "lesquels", "lesquelles"},
-    "es": {"qué", "cuál", "cuáles", "quién", "quiénes", "dónde", "cuándo", "cómo", "cuánto", "cuántos", "cuánta",
-           "cuántas"},
-    "it": {"che", "cosa", "quale", "quali", "chi", "dove", "quando", "come", "perché", "quanto", "quanti", "quante"},
-    "pt": {"que", "qual", "quais", "quem", "onde", "quando", "como", "quanto", "quantos", "quanta", "quantas"},
+    "fr": {"que", "qu", "quoi", "quel", "quelle", "quels", "quelles", "qui", "où", "quand", "comment",
+           "pourquoi", "lequel", "laquelle", "lesquels", "lesquelles"},
+    "es": {"qué", "cuál", "cuáles", "quién", "quiénes", "dónde", "cuándo", "cómo", "cuánto", "cuántos",
+           "cuánta", "cuántas"},
+    "it": {"che", "cosa", "quale", "quali", "chi", "dove", "quando", "come", "perché", "quanto", "quanti",
+           "quante"},
+    "pt": {"que", "qual", "quais", "quem", "onde", "quando", "como", "quanto", "quantos", "quanta",
+           "quantas"},
 }
 _WHICH_ZH = re.compile(r"什么|哪|谁|何|几|多少|怎么|怎样|如何")
 _QUESTIONS = re.compile(r"[?？。!！]")
@@ -95,7 +98,9 @@ def _asks_for_what_is_not(question: str, language: str) -> bool:
     found = [w.lower() for w in words(main)]
     if not (_WHICH_ZH.search(main) if language == "zh" else any(w in _WHICH[language] for w in found)):
         return False
-    return (language == "en" and _ENGLISH_NOT.search(main) is not None) or any(w in _ASKING[language] for w in found)
+    if language == "en" and _ENGLISH_NOT.search(main):
+        return True
+    return any(w in _ASKING[language] for w in found)
 
 
 def denies(sentence: str, language: str) -> bool:
