@@ -43,7 +43,8 @@ class Metrics:
         self.votes = Counter("aie_votes", "Votes recorded, by target (answer or citation) and value.",
                              ["target", "value"], registry=r)
         self.acks = Histogram("aie_slack_ack_seconds", "Time the Slack handler took to acknowledge an event "
-                              "(on the event loop's clock, from the request reaching it).", buckets=ACK_SECONDS,
+                              "(on the event loop's clock, from the request's headers reaching it: "
+                              "a body that trails them counts).", buckets=ACK_SECONDS,
                               registry=r)
         self.reindexes = Histogram("aie_reindex_seconds", "Duration of reindexes run by this process, by result.",
                                    ["result"], buckets=REINDEX_SECONDS, registry=r)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import http.client
 import json
 import threading
 import time
@@ -42,8 +43,18 @@ class SlackSender:
 
     def post(self, body: bytes, content_type: str, headers: dict[str, str] | None = None,
              signed: bool = True) -> httpx.Response:
+        """One request, its headers and body in one write. (httpx writes the body
+        separately: with fifty senders in this process a body could trail its headers by 0.2 s, and the
+        bot, which times its ack from the headers, counted that wait as its own.)"""
         all_headers = {"Content-Type": content_type, **(sign(body) if signed else {}), **(headers or {})}
-        return httpx.post(f"{self.url}/slack/events", content=body, headers=all_headers, timeout=30)
+        address = urllib.parse.urlsplit(self.url)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        try:
+            connection.request("POST", "/slack/events", body=body, headers=all_headers)
+            response = connection.getresponse()
+            return httpx.Response(response.status, headers=response.getheaders(), content=response.read())
+        finally:
+            connection.close()
 
     def event(self, event: dict, event_id: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
         self._seq[0] += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from slack_bolt.async_app import AsyncApp
@@ -25,6 +26,18 @@ IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channe
 
 def register(app: AsyncApp, services: SlackServices) -> None:
     assistant = services.assistant
+    asking: dict[tuple[str, str], asyncio.Future[bool]] = {}  # whose thread: one look-up at a time per thread
+
+    async def bots_thread(client: AsyncWebClient, event: dict, context: dict) -> bool:
+        """`bot_in_thread`, shared by a burst of replies in one thread (each would ask Slack, the first
+        reply's answer not being kept yet)."""
+        key = (event["channel"], event["thread_ts"])
+        if key not in asking:
+            asking[key] = asyncio.ensure_future(bot_in_thread(
+                client, assistant, event["channel"], event["thread_ts"], context.get("bot_user_id"),
+                context.get("bot_id")))
+            asking[key].add_done_callback(lambda _: asking.pop(key, None))
+        return await asyncio.shield(asking[key])  # a waiter cancelled does not cancel the others' look-up
 
     async def answer(event: dict, body: dict, client: AsyncWebClient, context: dict) -> None:
         if not await first_time(assistant, event["channel"], event["ts"]):
@@ -53,7 +66,5 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             return
         bot_user = context.get("bot_user_id")
         mentioned = bot_user and f"<@{bot_user}>" in event.get("text", "")
-        if event.get("thread_ts") and not mentioned and await bot_in_thread(
-            client, assistant, event["channel"], event["thread_ts"], bot_user, context.get("bot_id")
-        ):
+        if event.get("thread_ts") and not mentioned and await bots_thread(client, event, context):
             await answer(event, body, client, context)
