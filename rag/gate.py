@@ -227,4 +227,6 @@ class EvidenceGate:
         signals |= {"combined": round(combined, 4), "threshold": threshold}
         if combined < threshold:
             return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals, missing)
+        if evidence is not None and evidence.opposite:  # quoted, the best sentence would answer the opposite
+            return GateDecision(False, OPPOSITE, signals, missing)
         return GateDecision(True, "evidence strong enough", signals, missing)

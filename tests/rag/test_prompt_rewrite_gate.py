@@ -132,3 +132,15 @@ def test_with_sentence_evidence_the_gate_uses_the_model_of_the_passages_language
     assert chinese.signals["sentence"] == 0.85 and chinese.signals["dense"] == 0.85
     without = EvidenceGate(GateConfig(models=models, use_evidence=False, threshold_zh=0.8))
     assert without.decide("伙食补助是多少?", chinese_hits, idf, evidence=evidence).answer, "the cosine rule when told so"
+
+
+def test_a_threshold_set_by_hand_also_refuses_to_answer_the_opposite_of_the_question():
+    from rag.evidence import Evidence
+    from rag.gate import OPPOSITE
+
+    gate = EvidenceGate(GateConfig(threshold_en=0.8, use_evidence=False))
+    hits = [Hit(chunk("Company laptops are encrypted with BitLocker."), 0.1, {"dense": 1}, {"dense": 0.9})]
+    opposite = Evidence([], opposite=True)
+    decision = gate.decide("Which laptops are not encrypted?", hits, idf, evidence=opposite)
+    assert not decision.answer and decision.reason == OPPOSITE
+    assert gate.decide("Which laptops are encrypted?", hits, idf, evidence=Evidence([])).answer
