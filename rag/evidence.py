@@ -19,10 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 
+from rag.answer_kind import kind_first
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
 from rag.lexical import tokenize, without_cjk, word_frequency, words
-from rag.negation import denial_first
+from rag.negation import asks_what_is_not, denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
     TRANSLATED_DENSE,
@@ -228,6 +229,9 @@ def gather_evidence(
                        lambda s: languages[s.unit.source], lambda s: s.score)
     evidence.opposite = led is None
     evidence.units = led or evidence.units
+    if not asks_what_is_not(question, language):  # (else the sentence that denies leads, as it is)
+        evidence.units = kind_first(question, language, evidence.units, lambda s: s.unit.matched_text,
+                                    lambda s: languages[s.unit.source], lambda s: s.score)
     return evidence
 
 

@@ -262,3 +262,13 @@ def test_what_is_not_so_is_answered_where_the_handbook_says_it(handbook, questio
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason
     assert said in quotes(answer)[0], answer.text
+
+
+def test_a_question_asking_what_time_is_answered_by_the_sentence_that_tells_the_time(handbook):
+    """"办公室几点关门？" matches the holiday table's "Closed" rows about as well as the opening hours: the
+    sentence that states a time of day leads (rag.answer_kind)."""
+    answer = ask(handbook, "办公室几点关门？")
+    assert not answer.refused, answer.refusal_reason
+    first = quotes(answer)[0]
+    assert "open from 7:00 to 21:00" in first and "Holiday" not in first, answer.text
+    assert answer.citations[0].chunk.file == "office-guide.html"

@@ -1,0 +1,134 @@
+"""What kind of answer a question asks for — an amount, a time of day, a year — and whether a sentence
+can give it.
+
+The embedded model reads "What time does the building close?" as close to a row of the holiday table
+("Office closed") as to "The offices are open from 7:00 to 21:00", and "How many days of leave?" as close
+to a sentence about leave that states no number as to the one that does. Of the sentences that match a
+question nearly as well as the best one, a sentence that can give the kind of answer asked for leads. Only
+the order changes: a sentence that cannot give it is still quoted when no other comes close.
+
+Per language, by its own question words; a question in a language not listed here asks no kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from rag.numbers import stated_numbers
+
+T = TypeVar("T")
+
+AMOUNT, TIME, YEAR = "amount", "time of day", "year"
+
+# A sentence that can give the kind asked for may lead in the best one's place when it scores this close (the
+# runner-ups' margin, rag.extractive.APART).
+AS_CLOSE = 0.01
+
+# The question words of each kind, per language (lower case; matched at word starts, so "how many" and
+# "wie viele" but not "somehow many"). Chinese: inside longer words.
+_ASKING = {
+    TIME: {
+        "en": r"what time|at what time|what hour",
+        "de": r"um wie ?viel uhr|wie ?viel uhr|welche uhrzeit|um welche uhrzeit",
+        "fr": r"à quelle heure|quelle heure",
+        "es": r"a qué hora|qué hora",
+        "it": r"a che ora|che ora|a che ore",
+        "pt": r"a que horas|que horas",
+        "zh": r"几点|几时|什么时间点",
+    },
+    YEAR: {
+        "en": r"what year|which year|in what year|in which year|what decade|which decade|what century"
+              r"|which century",
+        "de": r"welche[ms]? jahr|welche[mn]? jahrzehnt|welche[ms]? jahrhundert",
+        "fr": r"quelle année|en quelle année|quel siècle",
+        "es": r"qué año|en qué año|cuál año|qué siglo",
+        "it": r"che anno|quale anno|in che anno|quale secolo",
+        "pt": r"que ano|qual ano|em que ano|que século",
+        "zh": r"哪一?年|何年|哪个年代|哪一?个?世纪",
+    },
+    AMOUNT: {
+        "en": r"how many|how much|how long|how old|how far|how big|how large|how high|how tall|how deep"
+              r"|how wide|how heavy|what percentage|what percent|what proportion|what share|what fraction"
+              r"|what amount|what number of",
+        "de": r"wie ?viele?|wie lange|wie alt|wie weit|wie groß|wie hoch|wie tief|wie schwer|wie breit"
+              r"|welche[rn]? betrag|wie hohe?",
+        "fr": r"combien",
+        "es": r"cuánt[oa]s?",
+        "it": r"quant[oaie]",
+        "pt": r"quant[oa]s?",
+        "zh": r"多少|几(?!乎)|多久|多长|多大|多高|多远|多重|多深|多宽|百分之几",
+    },
+}
+_KINDS = {kind: {lang: re.compile(rf"(?:^|(?<=\W)){words}" if lang != "zh" else words, re.IGNORECASE)
+                 for lang, words in per_language.items()}
+          for kind, per_language in _ASKING.items()}
+
+# Numbers written as words (lower case), by which a sentence states an amount without digits ("one" only where
+# it is no article as well).
+_NUMBER_WORDS = {
+    "en": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred "
+          "hundreds "
+          "thousand thousands million millions billion billions trillion dozen dozens half twice thrice "
+          "double triple quarter percent",
+    "de": "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig "
+          "dreißig hundert tausend million millionen milliarde milliarden dutzend halb halbe doppelt prozent",
+    "fr": "deux trois quatre cinq six sept huit neuf dix onze douze vingt trente quarante cinquante "
+          "cent cents mille million millions milliard milliards douzaine demi demie double",
+    "es": "dos tres cuatro cinco seis siete ocho nueve diez once doce veinte treinta cuarenta "
+          "cincuenta cien ciento mil millón millones docena medio media doble",
+    "it": "due tre quattro cinque sei sette otto nove dieci undici dodici venti trenta quaranta "
+          "cinquanta cento mille milione milioni miliardo dozzina mezzo mezza doppio",
+    "pt": "dois duas três quatro cinco seis sete oito nove dez onze doze vinte trinta quarenta "
+          "cinquenta cem cento mil milhão milhões dúzia meio meia dobro",
+}
+_NUMBER_WORD = {lang: set(text.split()) for lang, text in _NUMBER_WORDS.items()}
+_WORD = re.compile(r"[^\W\d_]+")
+_CLOCK = re.compile(r"(?<![\d.:])\d{1,2}[:h]\d{2}(?![\d.:])"
+                    r"|\b\d{1,2}(?:[.:]\d{2})? ?(?:a\.?m\.?|p\.?m\.?|uhr|h|o'clock)(?!\w)"
+                    r"|\b(?:noon|midnight|midday|mittags?|mitternacht|midi|minuit|mediodía|medianoche"
+                    r"|mezzogiorno|mezzanotte|meio-dia|meia-noite)\b"
+                    r"|[\d零一二三四五六七八九十两]+(?:点|时)|中午|午夜|凌晨|早上|上午|下午|晚上", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
+                   r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
+
+
+def asked_kind(question: str, language: str) -> str | None:
+    """The kind of answer `question` (in `language`) asks for — AMOUNT, TIME or YEAR — or None (any other,
+    or more than one)."""
+    kinds = {kind for kind, per_language in _KINDS.items()
+             if (pattern := per_language.get(language)) is not None and pattern.search(question)}
+    if TIME in kinds or YEAR in kinds:  # "how many hours" asks an amount; "what time" also holds "what"
+        kinds.discard(AMOUNT)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def gives(sentence: str, kind: str, language: str) -> bool:
+    """Whether `sentence` (in `language`) can give an answer of `kind` — or, for an amount in a language
+    whose number words are not listed here, whether it states a number in digits or Chinese numerals."""
+    if kind == TIME:
+        return bool(_CLOCK.search(sentence))
+    if kind == YEAR:
+        return bool(_YEAR.search(sentence))
+    if stated_numbers(sentence):
+        return True
+    spelled = _NUMBER_WORD.get(language, set())
+    return any(w.lower() in spelled for w in _WORD.findall(sentence))
+
+
+def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T], str],
+               language_of: Callable[[T], str], score: Callable[[T], float]) -> list[T]:
+    """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
+    it scores within `AS_CLOSE` of the best; unchanged otherwise."""
+    kind = asked_kind(question, language) if ranked else None
+    if kind is None:
+        return ranked
+    best = score(ranked[0])
+    for candidate in ranked:
+        if score(candidate) < best - AS_CLOSE:
+            return ranked
+        if gives(text(candidate), kind, language_of(candidate)):
+            return [candidate] + [c for c in ranked if c is not candidate]
+    return ranked

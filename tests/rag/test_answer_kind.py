@@ -1,0 +1,100 @@
+"""The kind of answer a question asks for, and which sentence can give it (rag.answer_kind)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer_kind import AMOUNT, AS_CLOSE, TIME, YEAR, asked_kind, gives, kind_first
+
+
+@pytest.mark.parametrize("question, language, kind", [
+    ("What time does the building close?", "en", TIME),
+    ("At what time do the offices open?", "en", TIME),
+    ("几点下班？", "zh", TIME),
+    ("Um wie viel Uhr schließt das Büro?", "de", TIME),
+    ("À quelle heure ouvre le bureau ?", "fr", TIME),
+    ("In what year did the Normans conquer England?", "en", YEAR),
+    ("民法典是哪一年通过的？", "zh", YEAR),
+    ("How many days of paternity leave do I get?", "en", AMOUNT),
+    ("How much can I spend on a hotel?", "en", AMOUNT),
+    ("How many hours is the office open?", "en", AMOUNT),  # hours as an amount, not a time of day
+    ("产假有多少天？", "zh", AMOUNT),
+    ("年假有几天？", "zh", AMOUNT),
+    ("Wie viele Urlaubstage habe ich?", "de", AMOUNT),
+    ("¿Cuántos días de vacaciones tengo?", "es", AMOUNT),
+])
+def test_a_question_asks_for_the_kind_its_question_words_ask(question, language, kind):
+    assert asked_kind(question, language) == kind
+
+
+@pytest.mark.parametrize("question, language", [
+    ("What is the guest Wi-Fi password?", "en"),
+    ("How often must I change my password?", "en"),  # "every quarter" answers it: no number needed
+    ("How do I book a desk?", "en"),
+    ("Who approves business trips?", "en"),
+    ("几乎所有员工都有年假吗？", "zh"),  # 几乎 is "almost", no question word
+    ("新员工第一天要做什么？", "zh"),
+    ("Quanti giorni di ferie ho?", "sv"),  # a language with no words listed here asks no kind
+])
+def test_a_question_that_asks_no_kind_asks_none(question, language):
+    assert asked_kind(question, language) is None
+
+
+@pytest.mark.parametrize("sentence, kind, language", [
+    ("The offices are open from 7:00 to 21:00 on working days.", TIME, "en"),
+    ("Book a desk by 6 pm on the previous day.", TIME, "en"),
+    ("办公室每天早上九点开门。", TIME, "zh"),
+    ("Das Büro öffnet um 8 Uhr.", TIME, "de"),
+    ("The Normans conquered England in 1066.", YEAR, "en"),
+    ("It was built in the 12th century.", YEAR, "en"),
+    ("本法自二〇二一年一月一日起施行。", YEAR, "zh"),
+    ("Fathers get two weeks of leave.", AMOUNT, "en"),
+    ("Hotels are reimbursed up to 180 EUR a night.", AMOUNT, "en"),
+    ("男方享受陪产假十五天。", AMOUNT, "zh"),
+    ("Es gibt dreißig Urlaubstage.", AMOUNT, "de"),
+])
+def test_a_sentence_gives_the_kind_it_states(sentence, kind, language):
+    assert gives(sentence, kind, language)
+
+
+@pytest.mark.parametrize("sentence, kind, language", [
+    ("Office closed | New Year's Day | 2026-01-01", TIME, "en"),  # a date is no time of day
+    ("Version 2.50 of the policy applies.", TIME, "en"),  # nor is a decimal
+    ("Leave is granted on request.", AMOUNT, "en"),
+    ("The first day starts at reception.", AMOUNT, "en"),  # an ordinal is no amount
+    ("产假按照国家规定执行。", AMOUNT, "zh"),
+    ("The Normans conquered England.", YEAR, "en"),
+])
+def test_a_sentence_that_states_no_such_thing_does_not_give_it(sentence, kind, language):
+    assert not gives(sentence, kind, language)
+
+
+def _ranked(*scored: tuple[str, float]) -> list[tuple[str, float]]:
+    return list(scored)
+
+
+def _first(question: str, ranked: list[tuple[str, float]]) -> list[str]:
+    led = kind_first(question, "en", ranked, lambda c: c[0], lambda c: "en", lambda c: c[1])
+    return [text for text, _ in led]
+
+
+def test_the_sentence_that_gives_the_kind_leads_when_it_scores_as_close_as_the_best():
+    ranked = _ranked(("Office closed on public holidays.", 0.853),
+                     ("Open from 7:00 to 21:00.", 0.853 - AS_CLOSE))
+    assert _first("What time does the building close?", ranked) == ["Open from 7:00 to 21:00.",
+                                                                     "Office closed on public holidays."]
+
+
+def test_a_sentence_that_gives_the_kind_further_behind_does_not_lead():
+    ranked = _ranked(("Office closed on public holidays.", 0.853), ("Open from 7:00 to 21:00.", 0.83))
+    assert _first("What time does the building close?", ranked)[0] == "Office closed on public holidays."
+
+
+def test_the_best_sentence_that_gives_the_kind_keeps_its_place():
+    ranked = _ranked(("Open from 7:00 to 21:00.", 0.86), ("Open until 22:00 on Fridays.", 0.855))
+    assert _first("What time does the building close?", ranked)[0] == "Open from 7:00 to 21:00."
+
+
+def test_a_question_that_asks_no_kind_keeps_its_order():
+    ranked = _ranked(("Desks are shared.", 0.80), ("Book a desk by 18:00.", 0.80))
+    assert _first("How do I book a desk?", ranked) == ["Desks are shared.", "Book a desk by 18:00."]
