@@ -313,7 +313,7 @@ def _endpoint(base_url: str | None, model: str | None, api_key: SecretStr | None
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
-    from rag import bilingual, languages
+    from rag import bilingual, languages, lexical
     from rag.candidates import CandidateFinder
     from rag.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
@@ -324,6 +324,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     s = kb.settings
     bilingual.load_in_background(s.data_dir)  # read while the index and the embedded model load
     languages.load_in_background()
+    lexical.load_in_background()
     cache = make_cache(_secret(s.redis_url))
     rerank_endpoint = _endpoint(s.rerank_base_url, s.rerank_model, s.rerank_api_key, s.rerank_timeout, "rerank")
     reranker = make_reranker(rerank_endpoint, s.rerank_api, s.rerank_client_template) if rerank_endpoint else None  # type: ignore[arg-type]
