@@ -16,15 +16,12 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from rag.negation import led_if_close
 from rag.numbers import stated_numbers
 
 T = TypeVar("T")
 
 AMOUNT, TIME, YEAR = "amount", "time of day", "year"
-
-# A sentence that can give the kind asked for may lead in the best one's place when it scores this close (the
-# runner-ups' margin, rag.extractive.APART).
-AS_CLOSE = 0.01
 
 # The question words of each kind, per language (lower case; matched at word starts, so "how many" and
 # "wie viele" but not "somehow many"). Chinese: inside longer words.
@@ -121,14 +118,10 @@ def gives(sentence: str, kind: str, language: str) -> bool:
 def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T], str],
                language_of: Callable[[T], str], score: Callable[[T], float]) -> list[T]:
     """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
-    it scores within `AS_CLOSE` of the best; unchanged otherwise."""
+    it scores within `rag.negation.AS_CLOSE` of the best (the same margin as a sentence that denies);
+    unchanged otherwise."""
     kind = asked_kind(question, language) if ranked else None
     if kind is None:
         return ranked
-    best = score(ranked[0])
-    for candidate in ranked:
-        if score(candidate) < best - AS_CLOSE:
-            return ranked
-        if gives(text(candidate), kind, language_of(candidate)):
-            return [candidate] + [c for c in ranked if c is not candidate]
-    return ranked
+    led = led_if_close(ranked, score, lambda candidate: gives(text(candidate), kind, language_of(candidate)))
+    return led or ranked

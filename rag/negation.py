@@ -21,8 +21,8 @@ from typing import TypeVar
 from rag.lexical import words
 
 T = TypeVar("T")
-# A sentence that denies may lead the answer in the best one's place when it scores this close (the
-# runner-ups' margin, rag.extractive.APART). Measured on squad2's answered questions with any negation
+# A sentence that denies (or gives the kind of answer asked for, rag.answer_kind) may lead the answer in the
+# best one's place when it scores this close (the runner-ups' margin, rag.extractive.APART). Measured on squad2's answered questions with any negation
 # (209 unanswerable, 32 answerable): .01 refused 123 at 3 false refusals, the best sentence alone 131 / 5.
 # With the rule below, all of squad2: 310 of 1,527 unanswerable refused (189 before), 51 of 1,278 falsely
 # (48 before).
@@ -127,10 +127,16 @@ def denial_first(question: str, language: str, ranked: list[T], text: Callable[[
     the opposite of what was asked."""
     if not ranked or not asks_what_is_not(question, language):
         return ranked
+    return led_if_close(ranked, score, lambda candidate: denies(text(candidate), language_of(candidate)))
+
+
+def led_if_close(ranked: list[T], score: Callable[[T], float], fits: Callable[[T], bool]) -> list[T] | None:
+    """`ranked` (best first, not empty) led by the best one that `fits` of those scoring within `AS_CLOSE` of
+    the best one; None when none of those fits."""
     best = score(ranked[0])
     for candidate in ranked:
         if score(candidate) < best - AS_CLOSE:
             return None
-        if denies(text(candidate), language_of(candidate)):
+        if fits(candidate):
             return [candidate] + [c for c in ranked if c is not candidate]
     return None

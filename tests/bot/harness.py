@@ -43,9 +43,9 @@ class SlackSender:
 
     def post(self, body: bytes, content_type: str, headers: dict[str, str] | None = None,
              signed: bool = True) -> httpx.Response:
-        """One request, its headers and body in one write. (httpx writes the body
-        separately: with fifty senders in this process a body could trail its headers by 0.2 s, and the
-        bot, which times its ack from the headers, counted that wait as its own.)"""
+        """One request, its headers and body in one write. (httpx writes the body separately: with fifty
+        senders in this process a body could trail its headers by 0.2 s, and the bot, which times its ack
+        from the headers, counted that wait as its own.)"""
         all_headers = {"Content-Type": content_type, **(sign(body) if signed else {}), **(headers or {})}
         address = urllib.parse.urlsplit(self.url)
         connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)

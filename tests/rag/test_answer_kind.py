@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer_kind import AMOUNT, AS_CLOSE, TIME, YEAR, asked_kind, gives, kind_first
+from rag.answer_kind import AMOUNT, TIME, YEAR, asked_kind, gives, kind_first
+from rag.negation import AS_CLOSE
 
 
 @pytest.mark.parametrize("question, language, kind", [
