@@ -22,7 +22,7 @@ from itertools import chain
 from rag.answer_kind import kind_first
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
-from rag.lexical import tokenize, without_cjk, word_frequency, words
+from rag.lexical import function_word, tokenize, without_cjk, word_frequency, words
 from rag.negation import asks_what_is_not, denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
@@ -33,7 +33,7 @@ from rag.scales import (
     same_language_threshold,
     translation_for,
 )
-from rag.synonyms import UNSEEN, asking, synonyms
+from rag.synonyms import UNSEEN, asks, light_verbs_object, synonyms
 from rag.types import Chunk
 
 Idf = Callable[[list[str]], dict[str, float]]
@@ -354,8 +354,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                          if not translations(w, language) and w not in surfaces]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
-    ignored = asking() if is_known(language) else stop_words(language)
-    surfaces = [w for w in surfaces if w.lower() not in ignored and _a_word(w)]
+    asked = asks if is_known(language) else stop_words(language).__contains__
+    surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)]
     if not is_known(language):
         # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
         # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.
@@ -406,13 +406,13 @@ def _absent_in_both(question: str, language: str, languages: list[str], sources:
     if language != "zh" or "en" not in languages:
         return ()
     found = _missing_across(question, language, _words_of(sources), idf, idf([UNSEEN])[UNSEEN])
-    return tuple(w for w in found if first_sense(w) and w not in asking())
+    return tuple(w for w in found if first_sense(w) and not asks(w))
 
 
 def _unseen(question: str, question_terms: list[str], present: set[str], idf: Idf, rare: float) -> list[str]:
     """The question's words (as it spells them) that the knowledge base never uses: "daycare"."""
     candidates = [t for t in dict.fromkeys(question_terms)
-                  if t not in present and t not in asking() and not _NUMBER.match(t) and len(t) >= 2]
+                  if t not in present and not asks(t) and not _NUMBER.match(t) and len(t) >= 2]
     weights = idf(candidates) if candidates else {}
     unseen = [t for t in candidates if weights.get(t, 0.0) >= rare - 1e-9]
     return list(dict.fromkeys(_surface(question, t) for t in unseen))
@@ -460,7 +460,7 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
     for word, found in senses(question, language):
         if len(word) < (2 if language == "zh" else 3):
             continue  # a single Chinese character is too ambiguous to count
-        tokens = [t for t in tokenize(word) if t not in asking()]
+        tokens = [t for t in tokenize(word) if not asks(t)]
         weights = idf(tokens) if tokens else {}
         if not tokens or any(known(t, weights.get(t, 0.0)) for t in tokens):
             continue
@@ -481,8 +481,11 @@ def _chinese(word: str) -> tuple[str, ...]:
 
 def _untranslated(found: tuple[str, ...], idf: Idf, known: Callable[[str, float], bool]) -> bool:
     """Whether the knowledge base uses none of a word's translations `found` (False when there are none:
-    a function word, "those", "other", leaves nothing to look for)."""
-    translated = [t for t in (tokenize(sense) for sense in found) if t]
+    a function word, "those", "other", leaves nothing to look for). A verb that means little on its own and
+    its object are known by the object too: 出国 "go abroad" where the travel rules say "trips abroad", 生病
+    "fall ill" where the leave policy says "if you are ill"."""
+    objects = (light_verbs_object(sense) for sense in found)
+    translated = [t for t in (tokenize(sense) for sense in (*found, *filter(None, objects))) if t]
     if not translated:
         return False
     weights = idf(sorted({t for sense in translated for t in sense}))
@@ -510,7 +513,8 @@ def _signals(question: str, language: str, sentence: float, units: list[ScoredUn
     """Answerability signals of the sentence level (the passage-level ones are the gate's own) of `question`,
     in `language`; `sentence` is the best unit's cosine on its passage language's scale."""
     # In another language than the known two, a capital says little (German nouns): its codes and numbers.
-    names = ({t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0))}
+    # ... and "I'm", "I've" are no names either (tokenize keeps a contraction whole).
+    names = ({t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)) if not function_word(t)}
              if is_known(language) else {t for c in codes_in(question) for t in tokenize(c)})
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     missing_tokens = {t for word in missing for t in tokenize(word)}

@@ -24,6 +24,7 @@ _WORD = rf"[^\W_{_CJK}]+"
 _TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _TOKEN_WORD = re.compile(rf"{_WORD}(?:['’]{_WORD})*")
+_CLITIC = re.compile(r"^(.+?)['’](?:s|re?|ve?|d|ll|m)$")
 
 # Function words that carry no topic: they only add noise to BM25 scores.
 _ZH_STOP = frozenset(
@@ -93,6 +94,16 @@ def tokenize(text: str) -> list[str]:
         elif word not in _EN_STOP:
             tokens.append(stem(word) if word.isascii() else word)
     return tokens
+
+
+def function_word(word: str) -> bool:
+    """Whether a word (as written, lower-cased, or as `tokenize` makes it) is a function word: a stop word, or
+    an English contraction, which `tokenize` keeps whole — a negated auxiliary ("doesn't", "can't") or a stop
+    word with its clitic ("what's", "i'm", "we'r" as stemmed). Never a topic the question asks about."""
+    if word in STOP_WORDS or word.endswith(("n't", "n’t")):
+        return True
+    clitic = _CLITIC.match(word)
+    return clitic is not None and clitic.group(1) in _EN_STOP
 
 
 def stem_words(text: str) -> list[str]:

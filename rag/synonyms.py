@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from rag.bilingual import american_spelling, chinese_for, first_sense
 from rag.languages import detect_language, is_known
-from rag.lexical import STOP_WORDS, stem_words, tokenize, words
+from rag.lexical import STOP_WORDS, function_word, stem_words, tokenize, words
 
 Idf = Callable[[list[str]], dict[str, float]]
 UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
@@ -26,12 +26,18 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
           "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么")
 
-LIGHT_VERBS = frozenset("take make do have get go give".split())
+LIGHT_VERBS = frozenset("take make do have get go give fall".split())
 
 
 @lru_cache(maxsize=1)
 def asking() -> frozenset[str]:
     return frozenset(tokenize(ASKING))
+
+
+def asks(word: str) -> bool:
+    """Whether a word of a question (a token, or as written, lower-cased) is how it asks, not what about:
+    `ASKING`'s words and the function words `tokenize` keeps ("what's", "doesn't")."""
+    return word in asking() or function_word(word)
 
 
 @lru_cache(maxsize=4096)
@@ -43,7 +49,7 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
         gloss = first_sense(word)
         # A verb that means little on its own and its object ("take a taxi"): the object alone, translated
         # back, where the Chinese word says it too (打车 → 出租车; not 上任, "take office", → 办公室).
-        named = [c for c in _back_to_chinese(_light_verbs_object(gloss), word) if set(c) & set(word)]
+        named = [c for c in _back_to_chinese(light_verbs_object(gloss), word) if set(c) & set(word)]
         found = _back_to_chinese(gloss, word) + named
     else:
         # A British spelling first: the knowledge base may spell it the American way ("centre": "center").
@@ -63,7 +69,7 @@ def _back_to_chinese(gloss: str, word: str) -> list[str]:
             for c in chinese if len(c) > 1 and c != word]
 
 
-def _light_verbs_object(gloss: str) -> str:
+def light_verbs_object(gloss: str) -> str:
     """The object of a gloss made of a verb that means little on its own and one object ("taxi" of "take a
     taxi"); "" for any other gloss."""
     parts = gloss.split()
@@ -83,7 +89,7 @@ def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
     rare = weights[UNSEEN] - 1e-9
     out: dict[str, tuple[str, ...]] = {}
     for word in surfaces:
-        if not tokens[word] or any(t in asking() for t in tokens[word]):
+        if not tokens[word] or any(asks(t) for t in tokens[word]):
             continue
         if any(weights.get(t, rare + 1) < rare for t in tokens[word]):
             continue  # the knowledge base uses it (or a part of it)

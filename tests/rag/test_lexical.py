@@ -2,7 +2,9 @@ import os
 import subprocess
 import sys
 
-from rag.lexical import tokenize
+import pytest
+
+from rag.lexical import function_word, tokenize
 from tests.conftest import PROJECT
 
 
@@ -42,3 +44,13 @@ def test_the_pipeline_loads_jieba_before_the_first_question(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=False,
                           cwd=PROJECT, env={k: v for k, v in os.environ.items() if not k.startswith("AIE_")})
     assert done.stdout.split() == ["True"], done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("word, function", [
+    ("what's", True), ("doesn't", True), ("can’t", True), ("i'm", True), ("we'r", True), ("the", True),
+    ("holiday", False), ("company's", False), ("o'clock", False), ("what", True),
+])
+def test_a_contraction_of_a_function_word_is_one(word, function):
+    """tokenize keeps a contraction whole ("what's" stems to "what", "doesn't" stays): it is still a function
+    word, never what the question asks about; a possessive or a word with an apostrophe is not."""
+    assert function_word(word) is function
