@@ -8,7 +8,8 @@ squad2-other, handbuch, trilingual. Per set, of the answerable questions: recall
 among the candidates the answer is made from (squad2 and lawref: the hit rule of ../shared/datasets/README.md;
 handbook: a passage of the gold file), the share of answers that are right — squad2, squad2-zh, handbook: the
 quoted text contains one of the gold `answers` strings (case and spacing ignored); lawref, lawref-en: the
-citations include the gold article —, how many sentences were quoted, how often the answer was a refusal (a
+citations include the gold article —, the share whose first quote alone is right (the excerpt a reader
+meets first, and its citation), how many sentences were quoted, how often the answer was a refusal (a
 false refusal) and the time to produce it. Where a set has unanswerable questions (squad2's; lawref's
 refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the handbook's answerable=false
 rows), the share of them refused. With `--gate off` every question is answered (the evidence gate never
@@ -36,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
-from benchmarks.question_sets import QuestionSet, is_answerable, load_set  # noqa: E402
+from benchmarks.question_sets import QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.text import sentence_spans  # noqa: E402
 from rag.types import Answer  # noqa: E402
@@ -78,6 +79,7 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                     "refused": final.refused, "refusal_reason": final.refusal_reason,
                     "near_miss": bool(final.near_miss) and not final.refused,
                     "correct": answerable and not final.refused and qset.judge(row, final),
+                    "first_correct": answerable and not final.refused and qset.judge(row, first_quote(final)),
                     "gold_rank": rank if answerable else None,
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
                     "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text,
@@ -98,6 +100,8 @@ def summarise(rows: list[dict]) -> dict:
            for k in RECALL_AT},
         "correct": round(sum(r["correct"] for r in rows) / n, 4),
         "correct_when_answered": round(sum(r["correct"] for r in answered) / max(len(answered), 1), 4),
+        # ... by the first quote alone: what the reader meets first answers the question
+        "first_quote_correct": round(sum(r.get("first_correct", False) for r in rows) / n, 4),
         "refused": round(1 - len(answered) / n, 4),
         "false_refusals": len(rows) - len(answered),
         "near_miss_notes": sum(r.get("near_miss", False) for r in rows),  # on answerable questions: false alarms

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchmarks.common import DATASETS, PROJECT
@@ -79,6 +79,20 @@ def quoted_text(answer: Answer) -> str:
     """The quotes of an extractive answer (`> …` lines), without markers."""
     quotes = [line[1:] for line in answer.text.splitlines() if line.startswith(">")]
     return re.sub(r"\[\d+\]", "", " ".join(quotes))
+
+
+def first_quote(answer: Answer) -> Answer:
+    """`answer` as far as its first quote: the excerpt a reader meets first (its `> …` lines up to the first
+    citation marker) and the citation that marker names — what the set's judge reads for "first quote right"."""
+    lines: list[str] = []
+    for line in answer.text.splitlines():
+        if line.startswith(">"):
+            lines.append(line)
+            if re.search(r"\[\d+\]\s*$", line):
+                break
+    marker = re.search(r"\[(\d+)\]\s*$", lines[-1]) if lines else None
+    cited = [c for c in answer.citations if marker and c.marker == int(marker.group(1))]
+    return replace(answer, text="\n".join(lines), citations=cited)
 
 
 def squad_judge(row: dict, answer: Answer) -> bool:

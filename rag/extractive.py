@@ -5,8 +5,9 @@ with the sentence that follows it in its paragraph (the answer is often there: "
 a storm dispersed the fleet.") unless it would leave no room for a better runner-up of the same passage,
 then — where the passages hold both languages — the other language's best sentence when it is nearly as
 good and that language's evidence passed the gate on its own (even past a full budget: the asker may be
-under either office's rule), then the runner-up when it is nearly as good; at most three sentences in all
-(an article of a statute or a list item counts as one), so an answer stays short to read. Short
+under either office's rule; the excerpt in the asker's language is quoted first), then the runner-up
+when it is nearly as good; at most three sentences in all (an article of a statute or a list item counts
+as one), so an answer stays short to read. Short
 paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing
 is quoted that shares no content with the question: with no candidate the answer is a refusal (None).
 """
@@ -163,7 +164,21 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
                 break
         else:
             excerpts.append([unit])
-    return excerpts
+    return _askers_own_first(excerpts, evidence, other, asked)
+
+
+def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: ScoredUnit | None,
+                      asked: str) -> list[list[Unit]]:
+    """`excerpts` with the other language's answer first when it is written in the asker's language and the
+    best one is not: where each office's rule answers, a reader meets their own language's first ("打车能报销吗？":
+    the China office's 第六条, then the English policy's taxi rule; "Can I expense a cab to the airport?" the
+    other way round), as close by meaning as the two are."""
+    if other is None or not evidence.languages or len(excerpts) < 2:
+        return excerpts
+    if evidence.languages[excerpts[0][0].source] == asked or evidence.languages[other.unit.source] != asked:
+        return excerpts
+    own = next((e for e in excerpts if any(u is other.unit for u in e)), None)
+    return excerpts if own is None else [own] + [e for e in excerpts if e is not own]
 
 
 def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk] | None = None,

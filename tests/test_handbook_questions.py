@@ -59,3 +59,22 @@ def test_the_set_has_each_kind_and_well_formed_rows():
     asked = {r["question"] for r in questions}
     assert {"新员工第一天要做什么？", "住酒店一晚最多报多少", "How many days of paternity leave do I get?",
             "Who is the VP of Engineering?"} <= asked
+
+
+def test_the_first_quote_is_what_a_reader_meets_first():
+    """answer_quality's "first quote right" reads the first excerpt and the citation its marker names only."""
+    from benchmarks.question_sets import first_quote, handbook_judge
+    from rag.types import Answer, Citation
+    from tests.rag.test_prompt import chunk
+
+    rule, guide = chunk("第六条 …出租车或网约车…", 1), chunk("Taxis and ride-hailing are reimbursed …", 2)
+    text = ("以下是知识库中与问题最相关的原文摘录：\n摘自英文文档《Travel and Expense Policy》：\n"
+            "> Taxis and ride-hailing are reimbursed for trips to airports.\n> And stations. [1]\n"
+            "> 第六条 …可乘坐出租车或网约车，凭发票实报实销。 [2]")
+    answer = Answer("打车能报销吗？", text, [Citation(1, guide), Citation(2, rule)], False, "extractive")
+    first = first_quote(answer)
+    assert first.text.splitlines() == ["> Taxis and ride-hailing are reimbursed for trips to airports.",
+                                       "> And stations. [1]"]
+    assert [c.chunk for c in first.citations] == [guide]
+    row = {"answers": ["出租车或网约车"]}
+    assert handbook_judge(row, answer) and not handbook_judge(row, first)

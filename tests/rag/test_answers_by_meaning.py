@@ -191,6 +191,20 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
     assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
 
 
+@pytest.mark.parametrize("question, own, other", [
+    ("打车能报销吗？", "可乘坐出租车或网约车", "Taxis and ride-hailing are reimbursed"),
+    ("发票丢了怎么办？", "费用说明单", "Lost receipts can be replaced"),
+    ("Can I expense a cab to the airport?", "Taxis and ride-hailing are reimbursed", "可乘坐出租车或网约车"),
+])
+def test_where_each_offices_rule_answers_the_askers_language_comes_first(handbook, question, own, other):
+    """Both offices' rules answer, about as close by meaning: the one in the asker's language is quoted
+    first, the other language's after it (it was the other way round for all three)."""
+    answer = ask(handbook, question)
+    excerpts = quotes(answer)
+    assert own in excerpts[0], answer.text
+    assert any(other in e for e in excerpts[1:]), answer.text
+
+
 @pytest.mark.parametrize("question, answer", [
     ("可以用U盘拷文件吗？", "USB storage devices are blocked on company laptops."),
     ("每年的学习预算有多少？", "1,500 EUR per employee per year"),
