@@ -60,6 +60,9 @@ TRANSLATED_WEIGHT = 0.05
 # lawref-en it dropped 5 of 7 false warnings: "landlord" for the statutes' 出租人); not zh -> en, where it
 # relates every Chinese word to the English policies (年终奖, 丧假, 加班费 were no longer caught).
 MODEL_RELATES_ACROSS = {("en", "zh")}
+# A table row holding more of the question's words than the best unit, itself a row of that table, leads
+# when it scores this close (the runner-ups' margin, rag.extractive).
+ROW_MARGIN = 0.08
 BUDGET = 16  # units scored by meaning per question (their vectors are cached)
 JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.pools), in reading order
 # Across languages some units are close to every question in the asker's language (an English sentence
@@ -232,7 +235,26 @@ def gather_evidence(
     if not asks_what_is_not(question, language):  # (else the sentence that denies leads, as it is)
         evidence.units = kind_first(question, language, evidence.units, lambda s: s.unit.matched_text,
                                     lambda s: languages[s.unit.source], lambda s: s.score)
+    evidence.units = _named_row_first(evidence.units, sources)
     return evidence
+
+
+def _named_row_first(units: list[ScoredUnit], sources: list[Chunk]) -> list[ScoredUnit]:
+    """`units` led by the row of the best unit's table that holds the most of the question's words, when
+    the best unit is a table row and that row scores within `ROW_MARGIN` of it. A table's rows read alike
+    to the model — the same columns, one cell apart — and a question picks a row by its cells: "Is
+    Christmas a holiday in Shanghai?" is the Christmas row (Lisbon only), not the National Day one that
+    names Shanghai (cosine .877 against the Christmas row's .813)."""
+    best = units[0] if units else None
+    if best is None or best.unit.kind != "row":
+        return units
+    table = sources[best.unit.source].file
+    rows = [u for u in units if u.unit.kind == "row" and sources[u.unit.source].file == table
+            and u.score >= best.score - ROW_MARGIN]
+    named = max(rows, key=lambda u: u.lexical + u.prior * u.translated)
+    if named.lexical + named.prior * named.translated <= best.lexical + best.prior * best.translated:
+        return units
+    return [named] + [u for u in units if u is not named]
 
 
 def _shortlist(candidates: list[ScoredUnit], budget: int, share: int = 4) -> list[ScoredUnit]:

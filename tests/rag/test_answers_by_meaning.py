@@ -74,6 +74,20 @@ def test_an_english_question_a_name_makes_look_italian_is_answered_in_english(ha
     assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
 
 
+@pytest.mark.parametrize("question, row", [
+    ("Is Christmas a holiday in Shanghai?", "| 2026-12-25 | Christmas Day | Lisbon | Closed |"),
+    ("Is Labour Day a holiday in Lisbon?", "| 2026-05-01 | Labour Day | All offices |"),
+    ("Is Good Friday a holiday in Shanghai?", "| 2026-04-03 | Good Friday | Lisbon | Closed |"),
+])
+def test_a_question_naming_a_tables_row_is_answered_by_that_row(handbook, question, row):
+    """The holiday table's rows read alike to the model; the one the question names is quoted first (the
+    model preferred the rows naming the office: National Day for Christmas in Shanghai)."""
+    answer = ask(handbook, question)
+    first = quotes(answer)[0].splitlines()
+    assert first[0] == "| Date | Holiday | Office | Notes |", answer.text
+    assert first[2].startswith(row), answer.text
+
+
 def test_a_runner_up_is_quoted_only_when_it_answers_nearly_as_well(handbook):
     """README's own question: the meal allowance articles, not the trip-approval rule beside them."""
     answer = ask(handbook, "出差吃饭能报多少?")
