@@ -7,9 +7,9 @@ then — where the passages hold both languages — the other language's best se
 good and that language's evidence passed the gate on its own (even past a full budget: the asker may be
 under either office's rule; the excerpt in the asker's language is quoted first), then the runner-up
 when it is nearly as good; at most three sentences in all (an article of a statute or a list item counts
-as one), so an answer stays short to read. Short
-paragraphs are quoted whole (a short article is never cut), table rows with their column headers. Nothing
-is quoted that shares no content with the question: with no candidate the answer is a refusal (None).
+as one), so an answer stays short to read. Short paragraphs are quoted whole (a short article is never
+cut), table rows with their column headers. Nothing is quoted that shares no content with the question:
+with no candidate the answer is a refusal (None).
 """
 
 from __future__ import annotations
