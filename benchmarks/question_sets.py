@@ -36,6 +36,7 @@ from pathlib import Path
 from benchmarks.common import DATASETS, PROJECT
 from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
+from rag.markers import CANONICAL
 from rag.types import Answer, Chunk
 
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
@@ -83,15 +84,15 @@ def quoted_text(answer: Answer) -> str:
 
 def first_quote(answer: Answer) -> Answer:
     """`answer` as far as its first quote: the excerpt a reader meets first (its `> …` lines up to the first
-    citation marker) and the citation that marker names — what the set's judge reads for "first quote right"."""
+    citation marker) and the citation that marker names — what the judge reads for "first quote right"."""
     lines: list[str] = []
     for line in answer.text.splitlines():
         if line.startswith(">"):
             lines.append(line)
-            if re.search(r"\[\d+\]\s*$", line):
+            if CANONICAL.search(line):
                 break
-    marker = re.search(r"\[(\d+)\]\s*$", lines[-1]) if lines else None
-    cited = [c for c in answer.citations if marker and c.marker == int(marker.group(1))]
+    markers = {int(n) for n in CANONICAL.findall(lines[-1])} if lines else set()
+    cited = [c for c in answer.citations if c.marker in markers]
     return replace(answer, text="\n".join(lines), citations=cited)
 
 

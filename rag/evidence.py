@@ -116,6 +116,11 @@ class ScoredUnit:
     prior: float = 1.0  # its passage's rank as a weight on its word scores (lexical has it already)
     general: float = 0.0  # what its closeness to questions in general took off its cosine (across languages)
 
+    @property
+    def words(self) -> float:
+        """How much of the question's words it holds, as they are or translated (by its passage's rank)."""
+        return self.lexical + self.prior * self.translated
+
 
 @dataclass
 class Evidence:
@@ -251,8 +256,8 @@ def _named_row_first(units: list[ScoredUnit], sources: list[Chunk]) -> list[Scor
     table = sources[best.unit.source].file
     rows = [u for u in units if u.unit.kind == "row" and sources[u.unit.source].file == table
             and u.score >= best.score - ROW_MARGIN]
-    named = max(rows, key=lambda u: u.lexical + u.prior * u.translated)
-    if named.lexical + named.prior * named.translated <= best.lexical + best.prior * best.translated:
+    named = max(rows, key=lambda u: u.words)
+    if named.words <= best.words:
         return units
     return [named] + [u for u in units if u is not named]
 
@@ -261,8 +266,7 @@ def _shortlist(candidates: list[ScoredUnit], budget: int, share: int = 4) -> lis
     """Up to `budget` units: those of the best passages in reading order, and 1/`share` of the budget kept
     for the units of later passages that share the most rare words with the question (squad2-zh answers
     holding the gold .868 -> .895 and lawref-en .231 -> .308 with half of it across languages)."""
-    by_words = sorted((c for c in candidates if c.lexical + c.prior * c.translated > 0),
-                      key=lambda s: -(s.lexical + s.prior * s.translated))
+    by_words = sorted((c for c in candidates if c.words > 0), key=lambda s: -s.words)
     chosen: dict[int, ScoredUnit] = {}
     # The best passages' units first; then the rarest-word ones; a short passage list leaves room for the rest.
     for c in chain(candidates[: budget - budget // share], by_words, candidates):
@@ -536,7 +540,8 @@ def _signals(question: str, language: str, sentence: float, units: list[ScoredUn
     in `language`; `sentence` is the best unit's cosine on its passage language's scale."""
     # In another language than the known two, a capital says little (German nouns): its codes and numbers.
     # ... and "I'm", "I've" are no names either (tokenize keeps a contraction whole).
-    names = ({t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)) if not function_word(t)}
+    named = (t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)))
+    names = ({t for t in named if not function_word(t)}
              if is_known(language) else {t for c in codes_in(question) for t in tokenize(c)})
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     missing_tokens = {t for word in missing for t in tokenize(word)}
