@@ -4,17 +4,17 @@
         [--gate default|off] [--answerable-only] [--name answer_quality]
 
 Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, handbook, handbook-other,
-squad2-other, handbuch, trilingual. Per set, of the answerable questions: recall@5 and recall@10 of the gold
-among the candidates the answer is made from (squad2 and lawref: the hit rule of ../shared/datasets/README.md;
-handbook: a passage of the gold file), the share of answers that are right — squad2, squad2-zh, handbook: the
-quoted text contains one of the gold `answers` strings (case and spacing ignored); lawref, lawref-en: the
-citations include the gold article —, the share whose first quote alone is right (the excerpt a reader
-meets first, and its citation), how many sentences were quoted, how often the answer was a refusal (a
-false refusal) and the time to produce it. Where a set has unanswerable questions (squad2's; lawref's
-refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the handbook's answerable=false
-rows), the share of them refused. With `--gate off` every question is answered (the evidence gate never
-refuses), which measures the extractive selection alone; `default` runs the gate as configured, which is what
-a user gets.
+squad2-other, handbuch, trilingual, handbook-chat. Per set, of the answerable questions: recall@5 and
+recall@10 of the gold among the candidates the answer is made from (squad2 and lawref: the hit rule of
+../shared/datasets/README.md; handbook: a passage of the gold file), the share of answers that are right —
+squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers` strings (case and spacing
+ignored); lawref, lawref-en: the citations include the gold article —, the share whose first quote alone is
+right (the excerpt a reader meets first, and its citation), how many sentences were quoted, how often the
+answer was a refusal (a false refusal) and the time to produce it. Where a set has unanswerable questions
+(squad2's; lawref's refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the
+handbook's answerable=false rows), the share of them refused. With `--gate off` every question is answered
+(the evidence gate never refuses), which measures the extractive selection alone; `default` runs the gate as
+configured, which is what a user gets.
 
 The work cache of DATA_DIR is seeded from ../shared/datasets/lawref/embeddings/ when it has none (a copy), so
 all of lawref indexes in about a minute. One JSON line per question, with the answer's text, goes to

@@ -20,6 +20,9 @@ answer and a retrieved passage are judged.
   handbuch   benchmarks/data/handbuch_questions.jsonl vs benchmarks/data/handbuch: a knowledge base written in
              German (a third language), with German questions (answerable, near-topic and unrelated ones it
              does not answer) and a few in English and Chinese
+  handbook-chat
+             handbook's questions as typed in a chat: each wrapped in a greeting, a preamble or thanks
+             (`CHAT_FRAMINGS`, in turn), judged by the same gold — the answer should not change
   trilingual examples/handbook and benchmarks/data/handbuch as one knowledge base of three languages (a
              China office, a German one and the global English rules): handbook's questions and handbuch's
              German ones, each judged by its own set's gold (an asker's own office's rule where it has one)
@@ -40,13 +43,21 @@ from rag.markers import CANONICAL
 from rag.types import Answer, Chunk
 
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
-             "squad2-other", "handbook-other", "handbuch", "trilingual")
+             "squad2-other", "handbook-other", "handbuch", "trilingual", "handbook-chat")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
 HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
 HANDBUCH_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbuch_questions.jsonl"
 _SPACE = re.compile(r"\s+")
+# How people wrap a question in a chat message, by the question's language; the n-th question takes the n-th.
+CHAT_FRAMINGS = {
+    "en": ("hi! quick question - {q}", "Hey team, {q}", "{q} thanks!", "Hello, does anyone know: {q}",
+           "Morning all. {q} Thanks in advance", "Sorry to bother you, {q}", "hi there, {q} cheers",
+           "Good afternoon! {q}"),
+    "zh": ("你好，请问{q}", "{q}谢谢！", "大家好，想问一下：{q}", "请问一下，{q}", "hi，{q}", "麻烦问下，{q}谢谢", "您好！{q}",
+           "打扰一下，{q}"),
+}
 
 
 @dataclass(frozen=True)
@@ -188,6 +199,14 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
         # The index is named by its tag folder's name: one of its own, not the handbook's.
         part = Part(Path("trilingual"), handbook, (), chosen, (HANDBUCH,))
         return QuestionSet(name, [part], handbook_judge, gold_file_in_folder)
+    if name == "handbook-chat":
+        rows = _written(load_rows(HANDBOOK_QUESTIONS), limit, unanswerable)
+        framed = []
+        for n, row in enumerate(rows):
+            framings = CHAT_FRAMINGS[row["lang"]]
+            framed.append(row | {"question": framings[n % len(framings)].format(q=row["question"])})
+        docs = PROJECT / "examples" / "handbook"
+        return QuestionSet(name, [Part(docs, docs, (), framed)], handbook_judge, gold_file)
     if name in ("handbook", "handbook-other", "handbuch"):
         rows = load_rows({"handbook": HANDBOOK_QUESTIONS, "handbook-other": HANDBOOK_OTHER,
                           "handbuch": HANDBUCH_QUESTIONS}[name])

@@ -26,6 +26,7 @@ from rag.answering.pool import Pool
 from rag.answering.rewrite import Rewrite
 from rag.answering.worker import Worker
 from rag.candidates import CandidateFinder
+from rag.framing import asked_part
 from rag.gate import EvidenceGate
 from rag.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel
@@ -132,7 +133,8 @@ class AnswerPipeline:
             raise ValueError("question must not be empty")
         if len(question) > self.config.max_question_chars:
             raise QuestionTooLong(question, self.config.max_question_chars)
-        ctx = AnswerContext(question, self._bounded(history), scope)
+        # What is asked, without the greeting and thanks around it: neither is searched for nor a near miss.
+        ctx = AnswerContext(asked_part(question), self._bounded(history), scope)
         with Worker() as worker:
             await worker.run(self.finder.open, ctx)
             ctx.rewritten = await self._rewritten(ctx, worker)

@@ -78,3 +78,16 @@ def test_the_first_quote_is_what_a_reader_meets_first():
     assert [c.chunk for c in first.citations] == [guide]
     row = {"answers": ["出租车或网约车"]}
     assert handbook_judge(row, answer) and not handbook_judge(row, first)
+
+
+def test_the_chat_set_wraps_every_handbook_question_and_the_framing_comes_off():
+    """benchmarks' handbook-chat: each question in a greeting, preamble or thanks that rag.framing takes off
+    whole, leaving the question as written."""
+    from benchmarks.question_sets import HANDBOOK_QUESTIONS, load_rows, load_set
+    from rag.framing import asked_part
+
+    chat = load_set("handbook-chat").parts[0].rows
+    plain = {r["id"]: r["question"] for r in load_rows(HANDBOOK_QUESTIONS)}
+    assert sorted(r["id"] for r in chat) == sorted(plain)
+    assert all(r["question"] != plain[r["id"]] for r in chat)
+    assert [asked_part(r["question"]) for r in chat] == [plain[r["id"]] for r in chat]

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.languages import ByLanguage, answer_language
+from rag.framing import courtesy
+from rag.languages import ByLanguage, answer_language, detect_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
 
@@ -29,6 +30,36 @@ _log = logging.getLogger(__name__)
 
 GREETING = "Hi! Ask me anything about our policies and documents — I answer with sources you can check."
 ASK_FOR_A_QUESTION = "Ask me a question about the company's documents"  # a message with nothing to search for
+# The reply to a message that only greets or thanks ("hi!", "thanks!" under an answer): nothing to search for.
+COURTESY_REPLIES = {
+    "greeting": ByLanguage({
+        "en": GREETING,
+        "zh": "你好！关于公司的制度和文档，尽管问我——每个回答都附有可以核对的出处。",
+        "de": "Hallo! Fragen Sie mich alles zu unseren Richtlinien und Dokumenten – ich antworte mit "
+              "Quellen, die Sie prüfen können.",
+        "fr": "Bonjour ! Posez-moi vos questions sur nos règles et documents — je réponds avec des sources "
+              "vérifiables.",
+        "es": "¡Hola! Pregúnteme lo que quiera sobre nuestras normas y documentos: respondo con fuentes que "
+              "puede comprobar.",
+        "pt": "Olá! Pergunte-me o que quiser sobre as nossas normas e documentos — respondo com fontes que "
+              "pode verificar.",
+        "it": "Ciao! Chiedimi pure delle nostre regole e dei nostri documenti: rispondo con fonti "
+              "verificabili.",
+        "ja": "こんにちは！社内の規程や文書について何でも聞いてください。確認できる出典を付けてお答えします。",
+        "ko": "안녕하세요! 회사 규정과 문서에 대해 무엇이든 물어보세요. 확인할 수 있는 출처와 함께 답합니다.",
+    }),
+    "thanks": ByLanguage({
+        "en": "You're welcome! Ask me anything else about our documents.",
+        "zh": "不客气！还有其他问题随时问我。",
+        "de": "Gern geschehen! Fragen Sie mich gern noch mehr zu unseren Dokumenten.",
+        "fr": "Avec plaisir ! N’hésitez pas si vous avez d’autres questions sur nos documents.",
+        "es": "¡De nada! Pregúnteme lo que necesite sobre nuestros documentos.",
+        "pt": "De nada! Pergunte-me o que precisar sobre os nossos documentos.",
+        "it": "Prego! Chiedimi pure altro sui nostri documenti.",
+        "ja": "どういたしまして！ほかにも文書について何でも聞いてください。",
+        "ko": "천만에요! 문서에 대해 더 궁금한 점이 있으면 물어보세요.",
+    }),
+}
 FAILED = "Sorry, something went wrong while answering. Please try again in a moment."
 NOT_FINISHED = ("Sorry, I could not put the finished answer in place, so its sources and buttons are "
                 "missing. Please ask again in a moment.")
@@ -83,6 +114,13 @@ def answer_notes(answer: Answer) -> list[tuple[str, str]]:
     notes = [(WARNING, notice) for notice in answer.notices]
     unsupported = unsupported_note(answer)
     return notes + [(UNSUPPORTED, unsupported)] if unsupported else notes
+
+
+def courtesy_reply(text: str) -> str | None:
+    """The reply to a message that only greets or thanks (rag.framing), in its language; None for a question.
+    Searching for "thanks!" would answer that the knowledge base does not have it."""
+    kind = courtesy(text)
+    return COURTESY_REPLIES[kind][detect_language(text)] if kind else None
 
 
 def no_index(reindex: str) -> str:

@@ -233,3 +233,37 @@ def test_a_reindex_report_names_files_inertly_and_fits_slack_in_the_channel_and_
         assert "<!channel>" not in text and "<mailto:" not in text, "no @channel ping, no link"
         assert "`aˋ &lt;!channel&gt; &lt;mailto:x|Open&gt; ˋ.md`" in text, "the name, whole, inside its code span"
     assert "Last reindex" in home
+
+
+# ------------------------------------------------------------------------ thanks under an answer
+
+
+def test_thanks_under_an_answer_gets_a_courteous_reply_not_a_search(handbook_index, slack, tmp_path):
+    """In the bot's thread every reply is taken as a follow-up: "thanks!" was searched for and answered
+    "Sorry, I could not find the answer to this in the knowledge base."."""
+    from bot.core.answering import COURTESY_REPLIES
+
+    bot = run_bot(handbook_index, slack, tmp_path)
+    try:
+        question = mention(slack, "How long must a password be?")
+        bot.event(question)
+        wait_for(lambda: finished(slack))
+
+        def reply(text: str) -> None:
+            ts = slack.seed_message(CHANNEL, text, user="U0PLAIN01", thread_ts=question["ts"])
+            bot.event({"type": "message", "channel_type": "channel", "channel": CHANNEL, "user": "U0PLAIN01",
+                       "text": text, "ts": ts, "thread_ts": question["ts"], "team": TEAM})
+
+        def posted(text: str) -> list:
+            return [c for c in slack.calls_to("chat.postMessage") if c.args.get("text") == text]
+
+        reply("great, thanks! 🙏")
+        [first] = wait_for(lambda: posted("You're welcome! Ask me anything else about our documents."))
+        reply("好的，谢谢")
+        [second] = wait_for(lambda: posted(COURTESY_REPLIES["thanks"]["zh"]))
+        time.sleep(1)
+    finally:
+        bot.stop()
+    assert first.args["thread_ts"] == second.args["thread_ts"] == question["ts"]
+    assert len(slack.calls_to("chat.startStream")) == 1, "only the question was searched and answered"
+    assert not [c for c in slack.calls if "could not find" in json.dumps(c.args)]

@@ -337,3 +337,21 @@ def test_a_question_asking_what_time_is_answered_by_the_sentence_that_tells_the_
     first = quotes(answer)[0]
     assert "open from 7:00 to 21:00" in first and "Holiday" not in first, answer.text
     assert answer.citations[0].chunk.file == "office-guide.html"
+
+
+@pytest.mark.parametrize("message, question, said", [
+    ("你好，请问住酒店一晚最多报多少", "住酒店一晚最多报多少", "每晚不超过六百元"),
+    ("Hey team, Where can I leave my bike?", "Where can I leave my bike?", "Bicycle parking"),
+    ("大家好，想问一下：试用期多长？", "试用期多长？", "The probation period is six months."),
+    ("Sorry to bother you, I lost my work computer, who do I tell? thanks!",
+     "I lost my work computer, who do I tell?", "Report immediately any lost or stolen device"),
+])
+def test_a_greeting_or_thanks_around_the_question_changes_nothing(handbook, message, question, said):
+    """Chat messages greet and thank: "你好" and "Hey" were reported as what the handbook does not mention
+    (知识库中没有提到“你好”) and "大家好，想问一下" pulled in the Chinese leave rules instead of probation."""
+    framed, plain = ask(handbook, message), ask(handbook, question)
+    assert framed.text == plain.text
+    language = "zh" if "你" in message or "大家" in message else "en"
+    assert framed.text.splitlines()[0] == HEADERS[language], framed.text
+    assert said in quotes(framed)[0], framed.text
+    assert not framed.near_miss and framed.question == question

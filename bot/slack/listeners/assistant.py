@@ -19,6 +19,7 @@ from bot.slack.conversation import (
     ask_for_a_question,
     clean_question,
     first_time,
+    nothing_to_ask,
     thread_history,
 )
 from bot.slack.places import private_scope
@@ -59,8 +60,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await first_time(services.assistant, payload["channel"], payload["ts"]):
             return
         text = clean_question(payload.get("text", ""))
-        if not text:  # e.g. only a file or a mention: nothing to search for
-            await ask_for_a_question(client, payload)
+        if reply := nothing_to_ask(text):  # only a file or a mention, or "thanks!": nothing to search for
+            await ask_for_a_question(client, payload, reply)
             return
         await set_status("is searching the knowledge base…")
         history = await thread_history(client, payload["channel"], payload["thread_ts"], payload["ts"],

@@ -15,6 +15,7 @@ from bot.slack.conversation import (
     clean_question,
     first_time,
     mark_bot_thread,
+    nothing_to_ask,
     thread_history,
 )
 from bot.slack.services import SlackServices
@@ -43,8 +44,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await first_time(assistant, event["channel"], event["ts"]):
             return
         text = clean_question(event.get("text", ""))
-        if not text:
-            await ask_for_a_question(client, event)
+        if reply := nothing_to_ask(text):
+            await ask_for_a_question(client, event, reply)
             return
         history = []
         if event.get("thread_ts"):

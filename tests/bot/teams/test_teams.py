@@ -207,3 +207,18 @@ def test_an_invented_sentence_is_marked_in_chinese_and_has_no_citation(handbook_
     assert answer == "出差期间的伙食补助标准为每人每天一百元 [1]。公司总经理是张伟（来源中未找到）。"
     assert note == "_❔ 有 1 句话在来源中找不到依据，已标注“（来源中未找到）”，不引用任何来源。_"
     assert [c["position"] for c in final.citations] == [1], "only the supported sentence cites a source"
+
+
+def test_thanks_and_a_greeting_get_a_courteous_reply_not_a_search(teams, connector):
+    """"谢谢！" after an answer asks nothing: searched for, it was answered "抱歉，知识库中没有找到这个问题的答案。"."""
+    from bot.core.answering import COURTESY_REPLIES, GREETING
+
+    post(teams, activity(connector, "谢谢！", conversation="a:thanks-chat", activity_id="msg-thanks-1"))
+    post(teams, activity(connector, "Hi there!", conversation="a:hi-chat", activity_id="msg-hi-1"))
+    [thanks] = wait_for(lambda: connector.messages_in("a:thanks-chat"))
+    [hello] = wait_for(lambda: connector.messages_in("a:hi-chat"))
+    time.sleep(1)
+    assert thanks.text == COURTESY_REPLIES["thanks"]["zh"] == "不客气！还有其他问题随时问我。"
+    assert hello.text == GREETING
+    for chat in ("a:thanks-chat", "a:hi-chat"):
+        assert [c.type for c in connector.calls_to(chat)] == ["message"], "no search: no typing, no stream"
