@@ -50,7 +50,8 @@ SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
 HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
 HANDBUCH_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbuch_questions.jsonl"
 _SPACE = re.compile(r"\s+")
-# How people wrap a question in a chat message, by the question's language; the n-th question takes the n-th.
+# How people wrap a question in a chat message, by the question's language: question hb-n takes the n-th
+# (in turn).
 CHAT_FRAMINGS = {
     "en": ("hi! quick question - {q}", "Hey team, {q}", "{q} thanks!", "Hello, does anyone know: {q}",
            "Morning all. {q} Thanks in advance", "Sorry to bother you, {q}", "hi there, {q} cheers",
@@ -202,8 +203,9 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
     if name == "handbook-chat":
         rows = _written(load_rows(HANDBOOK_QUESTIONS), limit, unanswerable)
         framed = []
-        for n, row in enumerate(rows):
+        for row in rows:  # by the row's number: a row added leaves the others' framings as they are
             framings = CHAT_FRAMINGS[row["lang"]]
+            n = int(row["id"].rsplit("-", 1)[1]) - 1
             framed.append(row | {"question": framings[n % len(framings)].format(q=row["question"])})
         docs = PROJECT / "examples" / "handbook"
         return QuestionSet(name, [Part(docs, docs, (), framed)], handbook_judge, gold_file)

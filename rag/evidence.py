@@ -136,6 +136,7 @@ class Evidence:
     # The question asks what is not so, and no sentence as close as the best one says anything is not: quoted,
     # the best one would answer the opposite (rag.negation)
     opposite: bool = False
+    starts: list[int] = field(default_factory=list)  # where each passage begins in its document
 
     def led_by(self, language: str) -> Evidence:
         """This evidence with the units of `language` first (quoted first when its evidence decided)."""
@@ -210,16 +211,21 @@ def gather_evidence(
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
-    if found_for and chosen:  # ... and a word is no near miss when the best sentence holds its synonym
-        best_words = set(tokenize(chosen[0].unit.matched_text))
+    # ... and a word is no near miss when the best sentence in the question's language (the language of the
+    # synonyms) holds one of them: "per diem" where the travel policy says "daily meal allowance"
+    own_best = next((c for c in chosen if languages[c.unit.source] == language), None)
+    if found_for and own_best is not None:
+        best_words = set(tokenize(own_best.unit.matched_text))
         missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
-    evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources])
+    evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources],
+                        starts=[c.start for c in sources])
     # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
     quoted = languages[chosen[0].unit.source] if chosen else language
     top = max((u for u in chosen if languages[u.unit.source] == quoted), key=lambda u: u.cosine, default=None)
     evidence.language = quoted
     sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
-    evidence.signals = _signals(question, language, sentence, chosen, sources, missing, weights, total)
+    evidence.signals = _signals(question, language, sentence, chosen, sources, missing, weights, total,
+                                found_for)
     # The share of the question's words a unit in the other language holds, translated (its best).
     evidence.signals["translated"] = round(max((c.translated for c in chosen), default=0.0), 4)
     # Which sentence answers best across languages; the gate and the near-miss check read the cosines as
@@ -231,7 +237,7 @@ def gather_evidence(
         own = [c for c in chosen if languages[c.unit.source] == other]
         best = max(own, key=lambda u: u.cosine)
         cosine = on_passage_scale(best.raw - best.general, language, other, "sentence")
-        said = _signals(question, language, cosine, own, sources, missing, weights, total)
+        said = _signals(question, language, cosine, own, sources, missing, weights, total, found_for)
         evidence.others[other] = said | {"translated": round(max(c.translated for c in own), 4)}
     led = denial_first(question, language, evidence.units, lambda s: s.unit.matched_text,
                        lambda s: languages[s.unit.source], lambda s: s.score)
@@ -535,15 +541,19 @@ def _surface(question: str, token: str) -> str:
 
 
 def _signals(question: str, language: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
-             missing: tuple[str, ...], weights: dict[str, float], total: float) -> dict[str, float]:
+             missing: tuple[str, ...], weights: dict[str, float], total: float,
+             found_for: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
     """Answerability signals of the sentence level (the passage-level ones are the gate's own) of `question`,
-    in `language`; `sentence` is the best unit's cosine on its passage language's scale."""
+    in `language`; `sentence` is the best unit's cosine on its passage language's scale. A name the best
+    passage holds in the knowledge base's own words (`found_for`: "NYC" as "New York") is no missing name."""
     # In another language than the known two, a capital says little (German nouns): its codes and numbers.
     # ... and "I'm", "I've" are no names either (tokenize keeps a contraction whole).
     named = (t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)))
     names = ({t for t in named if not function_word(t)}
              if is_known(language) else {t for c in codes_in(question) for t in tokenize(c)})
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
+    said_as = {t: found for word, found in (found_for or {}).items() for t in tokenize(word)}
+    best_passage |= {t for t in names if set(said_as.get(t, ())) & best_passage}
     missing_tokens = {t for word in missing for t in tokenize(word)}
     return {
         "sentence": round(sentence, 4),

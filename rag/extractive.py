@@ -8,7 +8,8 @@ good and that language's evidence passed the gate on its own (even past a full b
 under either office's rule; the excerpt in the asker's language is quoted first), then the runner-up
 when it is nearly as good; at most three sentences in all (an article of a statute or a list item counts
 as one), so an answer stays short to read. Short paragraphs are quoted whole (a short article is never
-cut), table rows with their column headers. Nothing is quoted that shares no content with the question:
+cut), table rows with their column headers (the rows of one table under one header, in its order, whichever
+of its passages they come from). Nothing is quoted that shares no content with the question:
 with no candidate the answer is a refusal (None).
 """
 
@@ -152,9 +153,9 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         quoted.add(" ".join(unit.text.split()))
         used += _sentences(unit)
         for excerpt in excerpts:  # next to an excerpt already chosen: one quote, in reading order
-            if unit.kind == "row" and excerpt[0].kind == "row" and excerpt[0].source == unit.source:
-                excerpt.append(unit)  # rows of one table: one table, one header
-                excerpt.sort(key=lambda u: u.start)
+            if unit.kind == "row" and excerpt[0].kind == "row" and _one_table(evidence, excerpt[0], unit):
+                excerpt.append(unit)  # rows of one table: one table, one header (also across its passages)
+                excerpt.sort(key=lambda u: _place(evidence, u))
                 break
             if excerpt[0].source == unit.source and index[id(unit)] == index[id(excerpt[0])] - 1:
                 excerpt.insert(0, unit)
@@ -204,7 +205,8 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
             text = neutralise("".join(("\n" if u.kind == "paragraph" else " ") * bool(n) + u.text
                                       for n, u in enumerate(excerpt)))
         quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
-        lines.append(f"{quoted} [S{excerpt[0].source + 1}]")
+        # A table's rows may come from more than one of its passages: each is cited.
+        lines.append(f"{quoted} " + "".join(f"[S{n + 1}]" for n in dict.fromkeys(u.source for u in excerpt)))
     return "\n".join(lines)
 
 
@@ -291,6 +293,21 @@ def _rule_first(evidence: Evidence, apart: float) -> Evidence:
         if under and scored.cosine >= best.cosine - apart:
             return replace(evidence, units=[scored] + [u for u in evidence.units if u is not scored])
     return evidence
+
+
+def _one_table(evidence: Evidence, row: Unit, other: Unit) -> bool:
+    """Whether two rows are of one table: of one passage, or of one document under the same header (a long
+    table is cut into passages that each repeat it)."""
+    if row.source == other.source:
+        return True
+    files = [file for file, _ in evidence.sections]
+    same_file = bool(files) and files[row.source] == files[other.source]
+    return same_file and row.text.rsplit("\n", 1)[0] == other.text.rsplit("\n", 1)[0]
+
+
+def _place(evidence: Evidence, unit: Unit) -> tuple[int, int]:
+    """Where a unit stands in its document (its passage's start, then its own), for reading order."""
+    return (evidence.starts[unit.source] if evidence.starts else unit.source, unit.start)
 
 
 def _same_section(evidence: Evidence, unit: Unit, best: Unit) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from rag.bilingual import american_spelling, chinese_for, first_sense
+from rag.jargon import plain_words
 from rag.languages import detect_language, is_known
 from rag.lexical import STOP_WORDS, function_word, stem_words, tokenize, words
 
@@ -52,8 +53,10 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
         named = [c for c in _back_to_chinese(light_verbs_object(gloss), word) if set(c) & set(word)]
         found = _back_to_chinese(gloss, word) + named
     else:
-        # A British spelling first: the knowledge base may spell it the American way ("centre": "center").
-        found = [spelled] if (spelled := american_spelling(word)) != word.lower() else []
+        # Workplace shorthand's plain words ("PTO": "paid time off"), then a British spelling: the knowledge
+        # base may spell it the American way ("centre": "center").
+        found = list(plain_words(word))
+        found += [spelled] if (spelled := american_spelling(word)) != word.lower() else []
         for _, chinese in chinese_for(word):
             senses = [first_sense(c) for c in chinese if len(c) > 1]
             found += [s for s in senses if s and len(s.split()) == 1 and s != word.lower()]

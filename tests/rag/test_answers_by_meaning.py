@@ -355,3 +355,36 @@ def test_a_greeting_or_thanks_around_the_question_changes_nothing(handbook, mess
     assert framed.text.splitlines()[0] == HEADERS[language], framed.text
     assert said in quotes(framed)[0], framed.text
     assert not framed.near_miss and framed.question == question
+
+
+def test_rows_of_one_table_from_two_of_its_passages_are_quoted_as_one_table(handbook):
+    """The holiday table is cut into two passages, each repeating its header: rows from both were quoted as
+    two tables, each with its header, in the order they scored. One table now, in the document's order,
+    citing both passages."""
+    answer = ask(handbook, "holidays in lisbon")
+    assert not answer.refused, answer.refusal_reason
+    lines = answer.text.splitlines()
+    assert lines.count("> | Date | Holiday | Office | Notes |") == 1, answer.text
+    rows = [line for line in lines if line.startswith("> | 2026-")]
+    assert len(rows) >= 2 and all("Lisbon" in row for row in rows), answer.text
+    assert rows == sorted(rows), "in the table's own order"
+    cited = {c.chunk.id for c in answer.citations}
+    assert len(cited) == 2 and {c.chunk.file for c in answer.citations} == {"public-holidays-2026.xlsx"}
+    assert lines[-1].endswith("[1][2]"), answer.text
+
+
+@pytest.mark.parametrize("question, said", [
+    ("How much PTO do I get?", "26 working days of paid annual leave"),
+    ("can I WFH on fridays", "Employees who work from home"),
+    ("what's the hotel cap in NYC", "220 EUR per night in London, Paris, New York"),
+    ("what's the mileage rate", "0.30 EUR per kilometre"),
+])
+def test_workplace_shorthand_is_answered_in_the_handbooks_plain_words(handbook, question, said):
+    """The handbook never writes "PTO", "WFH", "NYC" or "mileage": "How much PTO do I get?" quoted the travel
+    policy's introduction, "what's the hotel cap in NYC" was refused (NYC counted as a name the passages
+    lack), "what's the mileage rate" quoted the hotel rates."""
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
+    assert said in quotes(answer)[0], answer.text
+    assert answer.gate["missing_names"] == 0.0, answer.gate

@@ -85,3 +85,20 @@ def test_a_compounds_parts_are_searched_once():
     added = tokenize(expanded(question, idf))[len(tokenize(question)):]
     assert sorted(added) == sorted(tokenize("国有企业"))
     assert len(added) == len(set(added)), added
+
+
+def test_workplace_shorthand_finds_the_plain_words_the_guide_uses():
+    """"PTO", "WFH", "NYC": what people type, which policies spell out (rag.jargon)."""
+    idf = idf_of(GUIDE + ["Full-time employees receive 26 working days of paid annual leave.",
+                          "Employees who work from home receive a home office allowance.",
+                          "Hotels are reimbursed up to 220 EUR per night in London and New York."])
+    found = synonyms("How much PTO do I get? Can I WFH? What about NYC?", idf)
+    assert set(tokenize("paid annual leave")) <= set(found["PTO"]) <= set(tokenize("paid time annual leave"))
+    assert set(found["WFH"]) == set(tokenize("work home office"))
+    assert set(found["NYC"]) == set(tokenize("new york"))
+    assert "PTO" not in synonyms("How much PTO do I get?", idf_of(GUIDE)), "only words the guide uses"
+
+
+def test_shorthand_the_guide_writes_itself_is_searched_as_written():
+    idf = idf_of(GUIDE + ["PTO requests go through the HR portal.", "Paid annual leave is 26 days."])
+    assert "PTO" not in synonyms("How much PTO do I get?", idf)

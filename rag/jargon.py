@@ -1,0 +1,64 @@
+"""Workplace shorthand that people type and handbooks rarely write: abbreviations and set phrases ("How much
+PTO do I get?", "can I WFH on Fridays", "what's the per diem") and the plain words policies use for them
+("paid time off", "work from home", "daily allowance"). Neither the embedded model nor BM25 links the two,
+and the bilingual dictionary has no entry for most of them. Looked up like any word the knowledge base never
+uses (rag.synonyms): only the plain words the knowledge base does use count, and a knowledge base that
+writes the shorthand itself is searched for it as written.
+"""
+
+from __future__ import annotations
+
+# Each: the shorthand (lower case, as one word of the question) and the plain words for it, comma-separated.
+_PLAIN = {
+    "pto": "paid time off, annual leave, vacation, holiday",
+    "wfh": "work from home, working from home, remote work, home office",
+    "wfa": "work from anywhere, remote work",
+    "ooo": "out of office, absence, away",
+    "ooto": "out of the office, absence, away",
+    "diem": "daily allowance, allowance per day",  # per diem
+    "payday": "salary paid, salary payment",
+    "paycheck": "salary, pay",
+    "paycheque": "salary, pay",
+    "payslip": "salary statement, salary",
+    "mileage": "kilometre, kilometer, distance driven",
+    "loa": "leave of absence",
+    "pip": "performance improvement plan",
+    "okr": "objectives and key results, goals",
+    "okrs": "objectives and key results, goals",
+    "kpi": "key performance indicator",
+    "kpis": "key performance indicators",
+    "nda": "non-disclosure agreement, confidentiality agreement",
+    "sso": "single sign-on",
+    "2fa": "two-factor authentication, multi-factor authentication",
+    "byod": "bring your own device, personal devices",
+    "eod": "end of day",
+    "cob": "close of business, end of the working day",
+    "eow": "end of week",
+    "asap": "as soon as possible, immediately",
+    "eta": "estimated time of arrival",
+    "ceo": "chief executive officer",
+    "cfo": "chief financial officer",
+    "cto": "chief technology officer",
+    "coo": "chief operating officer",
+    "vp": "vice president",
+    "hr": "human resources, people team",
+    "nyc": "new york",
+    "sf": "san francisco",
+    "hk": "hong kong",
+    "uk": "united kingdom",
+    "usa": "united states",
+    "eu": "european union",
+    "prc": "china",
+    "t&e": "travel and expenses",
+    "opex": "operating expenses",
+    "capex": "capital expenditure",
+}
+
+
+def plain_words(word: str) -> tuple[str, ...]:
+    """The plain words and phrases for a piece of workplace shorthand (`word` as the question writes it);
+    none for any other word."""
+    return tuple(p.strip() for p in _PLAIN.get(word.lower(), "").split(",") if p.strip())
+
+
+__all__ = ["plain_words"]
