@@ -258,18 +258,29 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
 
 def _apart(evidence: Evidence, candidate: ScoredUnit, apart: float, asked: str) -> bool:
     """Whether a runner-up from another section answers less well than the best sentence: by more than
-    `apart` in cosine; close by meaning alone, holding none of the question's words where the best one holds
-    some (not the meal-allowance articles beside the gym subsidy for "健身房有补贴吗？"); in another language
+    `apart` in cosine; close by meaning alone, holding none of the question's words (not the meal-allowance
+    articles beside the gym subsidy for "健身房有补贴吗？"; nor, where no sentence holds any, the client-meal
+    article beside the hotel ones for "住宾馆一晚能报多少钱"); in another language
     than the asker's, where every sentence's cosine sits close to the others', by more than `apart` in its
     whole score too, which also weighs the question's words it holds translated ("打车能报销吗？": not the
     corporate-card rule beside the taxi one)."""
     best = evidence.best
     if candidate.cosine < best.cosine - apart:
         return True
-    if _wordless(candidate) and not _wordless(best):
-        return True  # close by meaning alone, where the best sentence also holds the question's words
+    if _wordless(candidate) and (not _wordless(best) or _words_judged(evidence, best, candidate, asked)):
+        return True  # where no sentence holds the question's words, the cosines sit close together
     across = asked and evidence.languages and evidence.languages[candidate.unit.source] != asked
     return bool(across) and candidate.score < best.score - apart
+
+
+def _words_judged(evidence: Evidence, best: ScoredUnit, candidate: ScoredUnit, asked: str) -> bool:
+    """Whether holding none of the question's words says something of both units: each is in the asker's
+    language or the dictionary's other one. A question in German, Italian, Japanese… shares no word with an
+    English passage as written, nor translated, so every unit there is wordless."""
+    if not asked or not evidence.languages:
+        return False
+    written = {evidence.languages[u.unit.source] for u in (best, candidate)}
+    return all(w == asked or (is_known(asked) and is_known(w)) for w in written)
 
 
 def _wordless(scored: ScoredUnit) -> bool:

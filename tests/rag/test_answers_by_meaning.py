@@ -388,3 +388,25 @@ def test_workplace_shorthand_is_answered_in_the_handbooks_plain_words(handbook, 
     assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
     assert said in quotes(answer)[0], answer.text
     assert answer.gate["missing_names"] == 0.0, answer.gate
+
+
+@pytest.mark.parametrize("question, said", [
+    ("请客吃饭上限多少", "up to 80 EUR per person"),
+    ("What's the limit for client dinners?", "up to 80 EUR per person"),
+])
+def test_the_facet_a_question_asks_of_its_topic_is_no_near_miss(handbook, question, said):
+    """"上限" (the limit) is what the question asks of client meals, not what it asks about: the handbook says
+    "up to" and 不超过, never 上限, and "知识库中没有提到“上限”" opened a right answer."""
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.splitlines()[0] == HEADERS["zh" if "请" in question else "en"], answer.text
+    assert said in answer.text
+
+
+def test_no_sentence_from_another_section_is_quoted_on_a_cosine_alone(handbook):
+    """Where no sentence holds the question's words (住宾馆 … 多少钱: the rules say 住宿, 每晚), the cosines of
+    the travel rules sit within a hundredth of each other: the client-meal article (第十一条) was quoted after
+    the hotel ones as if it answered too."""
+    answer = ask(handbook, "住宾馆一晚能报多少钱")
+    assert "每晚不超过六百元" in quotes(answer)[0], answer.text
+    assert "宴请客户" not in answer.text, answer.text
