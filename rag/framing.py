@@ -107,7 +107,7 @@ def asked_part(message: str) -> str:
 def courtesy(message: str) -> str | None:
     """What a message that asks nothing says instead: "thanks" ("thanks!", "ok, thanks 🙏", "好的，谢谢") or
     "greeting" ("hi!", "你好"); None when it asks something (or is no courtesy either)."""
-    text = message.strip()
+    text = message.strip().lstrip("¡¿")
     greeted = thanked = False
     while text:
         shorter = _TRAILING.sub("", text, count=1).strip()
@@ -128,9 +128,28 @@ def courtesy(message: str) -> str | None:
     return "thanks" if thanked else "greeting" if greeted else None
 
 
+# Courtesy words that tell the language of a message too short for language identification ("Danke!" reads
+# as English to it).
+_COURTESY_LANGUAGE = {
+    "de": ("danke", "dank", "hallo", "guten", "moin", "servus"),
+    "fr": ("merci", "bonjour", "bonsoir", "salut", "coucou"),
+    "es": ("gracias", "hola", "buenos", "buenas"),
+    "pt": ("obrigado", "obrigada", "olá", "bom", "boa"),
+    "it": ("grazie", "ciao", "buongiorno", "buonasera", "salve"),
+}
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+def courtesy_language(message: str) -> str | None:
+    """The language a greeting or thanks in another Latin-script language than English is written in, by its
+    courtesy words ("Danke!": German); None when none of them is there."""
+    found = {w.lower() for w in _LATIN_WORD.findall(message)}
+    return next((language for language, said in _COURTESY_LANGUAGE.items() if found & set(said)), None)
+
+
 def _enough(text: str) -> bool:
     """Whether what is left can still be a question: two characters of words at least."""
     return len(_WORDISH.findall(text)) >= 2
 
 
-__all__ = ["asked_part", "courtesy"]
+__all__ = ["asked_part", "courtesy", "courtesy_language"]

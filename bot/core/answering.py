@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.framing import courtesy
+from rag.framing import courtesy, courtesy_language
 from rag.languages import ByLanguage, answer_language, detect_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
@@ -120,7 +120,7 @@ def courtesy_reply(text: str) -> str | None:
     """The reply to a message that only greets or thanks (rag.framing), in its language; None for a question.
     Searching for "thanks!" would answer that the knowledge base does not have it."""
     kind = courtesy(text)
-    return COURTESY_REPLIES[kind][detect_language(text)] if kind else None
+    return COURTESY_REPLIES[kind][courtesy_language(text) or detect_language(text)] if kind else None
 
 
 def no_index(reindex: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.framing import asked_part, courtesy
+from rag.framing import asked_part, courtesy, courtesy_language
 
 
 @pytest.mark.parametrize("message, asked", [
@@ -72,3 +72,13 @@ def test_a_message_that_only_thanks_or_greets_says_so(message, kind):
 ])
 def test_a_message_that_asks_something_is_no_courtesy(message):
     assert courtesy(message) is None
+
+
+@pytest.mark.parametrize("message, language", [
+    ("Danke!", "de"), ("Hallo zusammen", "de"), ("merci beaucoup", "fr"), ("¡Gracias!", "es"),
+    ("obrigado", "pt"), ("grazie mille", "it"), ("thanks!", None), ("谢谢", None),
+])
+def test_the_language_of_a_short_courtesy_is_told_by_its_words(message, language):
+    """Too short for language identification ("Danke!" reads as English to it): its courtesy words tell."""
+    assert courtesy_language(message) == language
+    assert courtesy(message) is not None

@@ -4,7 +4,15 @@ import string
 
 import pytest
 
-from bot.core.answering import UNSUPPORTED, UNSUPPORTED_NOTES, WARNING, answer_notes, unsupported_note
+from bot.core.answering import (
+    COURTESY_REPLIES,
+    UNSUPPORTED,
+    UNSUPPORTED_NOTES,
+    WARNING,
+    answer_notes,
+    courtesy_reply,
+    unsupported_note,
+)
 from rag.citations import NOT_IN_SOURCES
 from rag.languages import TEXTS
 from rag.types import Answer
@@ -59,3 +67,18 @@ def test_notes_list_what_the_pipeline_noticed_before_the_unsupported_sentences()
 
 def _mark_language(text: str) -> str:
     return next(lang for lang in TEXTS if NOT_IN_SOURCES[lang].strip() in text)
+
+
+@pytest.mark.parametrize("message, kind, language", [
+    ("thanks!", "thanks", "en"), ("好的，谢谢", "thanks", "zh"), ("Danke!", "thanks", "de"),
+    ("¡Gracias!", "thanks", "es"), ("merci beaucoup", "thanks", "fr"), ("ありがとうございます", "thanks", "ja"),
+    ("hi!", "greeting", "en"), ("Hallo zusammen", "greeting", "de"), ("你好", "greeting", "zh"),
+])
+def test_a_courtesy_is_answered_in_the_language_it_is_written_in(message, kind, language):
+    """"Danke!" was answered "You're welcome!": language identification reads a word or two as English."""
+    assert courtesy_reply(message) == COURTESY_REPLIES[kind][language]
+
+
+def test_a_question_gets_no_courtesy_reply():
+    assert courtesy_reply("Danke, und wie viele Urlaubstage habe ich?") is None
+    assert courtesy_reply("thanks, but what about Lisbon?") is None
