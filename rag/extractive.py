@@ -311,9 +311,9 @@ def _one_table(evidence: Evidence, row: Unit, other: Unit) -> bool:
     table is cut into passages that each repeat it)."""
     if row.source == other.source:
         return True
-    files = [file for file, _ in evidence.sections]
-    same_file = bool(files) and files[row.source] == files[other.source]
-    return same_file and row.text.rsplit("\n", 1)[0] == other.text.rsplit("\n", 1)[0]
+    if not evidence.sections or evidence.sections[row.source][0] != evidence.sections[other.source][0]:
+        return False
+    return row.text.rsplit("\n", 1)[0] == other.text.rsplit("\n", 1)[0]
 
 
 def _place(evidence: Evidence, unit: Unit) -> tuple[int, int]:

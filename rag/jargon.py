@@ -1,6 +1,6 @@
 """Workplace shorthand that people type and handbooks rarely write: abbreviations and set phrases ("How much
 PTO do I get?", "can I WFH on Fridays", "what's the per diem") and the plain words policies use for them
-("paid time off", "work from home", "daily allowance"). Neither the embedded model nor BM25 links the two,
+("annual leave", "work from home", "daily allowance"). Neither the embedded model nor BM25 links the two,
 and the bilingual dictionary has no entry for most of them. Looked up like any word the knowledge base never
 uses (rag.synonyms): only the plain words the knowledge base does use count, and a knowledge base that
 writes the shorthand itself is searched for it as written.

@@ -56,7 +56,7 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
         named = [c for c in _back_to_chinese(light_verbs_object(gloss), word) if set(c) & set(word)]
         found = _back_to_chinese(gloss, word) + named
     else:
-        # Workplace shorthand's plain words ("PTO": "paid time off"), then a British spelling: the knowledge
+        # Workplace shorthand's plain words ("PTO": "annual leave"), then a British spelling: the knowledge
         # base may spell it the American way ("centre": "center").
         found = list(plain_words(word))
         found += [spelled] if (spelled := american_spelling(word)) != word.lower() else []

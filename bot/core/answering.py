@@ -116,6 +116,12 @@ def answer_notes(answer: Answer) -> list[tuple[str, str]]:
     return notes + [(UNSUPPORTED, unsupported)] if unsupported else notes
 
 
+def nothing_to_ask(text: str, empty: str) -> str | None:
+    """The reply to a message with nothing to search for — `empty` (the platform's prompt) for a bare mention,
+    the courtesy reply for "hi!" or "thanks!" — or None for a question."""
+    return empty if not text else courtesy_reply(text)
+
+
 def courtesy_reply(text: str) -> str | None:
     """The reply to a message that only greets or thanks (rag.framing), in its language; None for a question.
     Searching for "thanks!" would answer that the knowledge base does not have it."""

@@ -7,7 +7,7 @@ import re
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answering import ASK_FOR_A_QUESTION, Question, courtesy_reply
+from bot.core.answering import ASK_FOR_A_QUESTION, Question
 from bot.core.assistant import Assistant
 from bot.slack.blocks import NO_INDEX
 from bot.slack.places import scope_in
@@ -89,12 +89,7 @@ async def thread_history(client: AsyncWebClient, channel: str, thread_ts: str, c
     return pairs[-turns:]
 
 
-def nothing_to_ask(text: str) -> str | None:
-    """The reply to a message with nothing to search for — a bare mention, "hi!", "thanks!" — or None."""
-    return EMPTY_QUESTION if not text else courtesy_reply(text)
-
-
-async def ask_for_a_question(client: AsyncWebClient, event: dict, reply: str = EMPTY_QUESTION) -> None:
+async def ask_for_a_question(client: AsyncWebClient, event: dict, reply: str) -> None:
     """The reply to a message with nothing to answer (e.g. a bare mention, or thanks under an answer)."""
     await client.chat_postMessage(channel=event["channel"], thread_ts=event.get("thread_ts") or event["ts"],
                                   text=reply)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from bot.core.admins import AdminCheck
 from bot.core.assistant import Assistant
-from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, courtesy_reply, no_index
+from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, no_index, nothing_to_ask
 from bot.core.logs import event_id_var
 from bot.core.reindex import BUSY, STARTED
 from bot.core.scopes.command import ScopeRequest
@@ -142,7 +142,7 @@ class TeamsSurface:
         if not await self._act_on(context):
             return
         text = question_text(context.activity)
-        if reply := EMPTY if not text else courtesy_reply(text):  # nothing to search for ("thanks!")
+        if reply := nothing_to_ask(text, EMPTY):  # a bare mention, "thanks!": nothing to search for
             await context.send_activity(reply)
             return
         if context.activity.delivery_mode == DeliveryModes.expect_replies:

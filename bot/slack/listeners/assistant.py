@@ -11,15 +11,15 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.answering import GREETING
+from bot.core.answering import GREETING, nothing_to_ask
 from bot.core.examples import example_questions
 from bot.core.assistant import Manifest
 from bot.slack.conversation import (
+    EMPTY_QUESTION,
     answer_in_thread,
     ask_for_a_question,
     clean_question,
     first_time,
-    nothing_to_ask,
     thread_history,
 )
 from bot.slack.places import private_scope
@@ -60,7 +60,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await first_time(services.assistant, payload["channel"], payload["ts"]):
             return
         text = clean_question(payload.get("text", ""))
-        if reply := nothing_to_ask(text):  # only a file or a mention, or "thanks!": nothing to search for
+        if reply := nothing_to_ask(text, EMPTY_QUESTION):  # only a file or a mention, or "thanks!": nothing to search for
             await ask_for_a_question(client, payload, reply)
             return
         await set_status("is searching the knowledge base…")

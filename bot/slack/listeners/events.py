@@ -8,14 +8,15 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.answering import nothing_to_ask
 from bot.slack.conversation import (
+    EMPTY_QUESTION,
     answer_in_thread,
     ask_for_a_question,
     bot_in_thread,
     clean_question,
     first_time,
     mark_bot_thread,
-    nothing_to_ask,
     thread_history,
 )
 from bot.slack.services import SlackServices
@@ -44,7 +45,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await first_time(assistant, event["channel"], event["ts"]):
             return
         text = clean_question(event.get("text", ""))
-        if reply := nothing_to_ask(text):
+        if reply := nothing_to_ask(text, EMPTY_QUESTION):
             await ask_for_a_question(client, event, reply)
             return
         history = []
