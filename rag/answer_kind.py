@@ -4,8 +4,10 @@ can give it.
 The embedded model reads "What time does the building close?" as close to a row of the holiday table
 ("Office closed") as to "The offices are open from 7:00 to 21:00", and "How many days of leave?" as close
 to a sentence about leave that states no number as to the one that does. Of the sentences that match a
-question nearly as well as the best one, a sentence that can give the kind of answer asked for leads. Only
-the order changes: a sentence that cannot give it is still quoted when no other comes close.
+question nearly as well as the best one, a sentence that can give the kind of answer asked for leads.
+A sentence that cannot give an amount is still quoted when no other comes close; but a quote that states no
+year or time of day to a question asking one answers nothing, and the extractive answer is a refusal instead
+(`unstated_kind`). An answer model reads the passages itself and is told to refuse what they do not answer.
 
 Per language, by its own question words; a question in a language not listed here asks no kind.
 """
@@ -86,7 +88,11 @@ _WORD = re.compile(r"[^\W\d_]+")
 _CLOCK = re.compile(r"(?<![\d.:])\d{1,2}[:h]\d{2}(?![\d.:])"
                     r"|\b\d{1,2}(?:[.:]\d{2})? ?(?:a\.?m\.?|p\.?m\.?|uhr|h|o'clock)(?!\w)"
                     r"|\b(?:noon|midnight|midday|mittags?|mitternacht|midi|minuit|mediodía|medianoche"
-                    r"|mezzogiorno|mezzanotte|meio-dia|meia-noite)\b"
+                    r"|mezzogiorno|mezzanotte|meio-dia|meia-noite"
+                    # a part of the day answers "what time of day" too ("they gathered at night")
+                    r"|mornings?|afternoons?|evenings?|nights?|night-?time|daytime|dawn|dusk|sunrise|sunset"
+                    r"|morgens|vormittags|nachmittags|abends|nachts|matin|matinée|après-midi|soir|soirée|nuit"
+                    r"|noche|madrugada|mattin[ao]|pomeriggio|sera|notte|manhã|noite)\b"
                     r"|[\d零一二三四五六七八九十两]+(?:点|时)|中午|午夜|凌晨|早上|上午|下午|晚上", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
                    r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
@@ -113,6 +119,18 @@ def gives(sentence: str, kind: str, language: str) -> bool:
         return True
     spelled = _NUMBER_WORD.get(language, set())
     return any(w.lower() in spelled for w in _WORD.findall(sentence))
+
+
+def unstated_kind(question: str, language: str, texts: list[tuple[str, str]]) -> str | None:
+    """The kind of answer `question` asks for that none of `texts` (each with its language) can give — a year
+    or a time of day; None when it asks neither, or one of them gives it. Then they do not answer it, however
+    close in meaning: "In what year was Huguon built?" is not answered by the sentence that tells the gate's
+    legend, nor "What time does the building close?" by the holiday table's "Closed" rows. An amount is not
+    judged: "free", "unlimited" or "none" answer "how much" without a number."""
+    kind = asked_kind(question, language)
+    if kind not in (TIME, YEAR) or not texts:
+        return None
+    return None if any(gives(text, kind, written) for text, written in texts) else kind
 
 
 def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T], str],

@@ -3,6 +3,7 @@ model is configured or it failed before writing anything."""
 
 from __future__ import annotations
 
+from rag.answer_kind import unstated_kind
 from rag.answering.context import AnswerContext
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import GateDecision
@@ -26,6 +27,11 @@ class Extract:
         """The gate's decision, turned into a refusal when an extractive answer would quote nothing."""
         if decision.answer and not ctx.quotes:
             return GateDecision(False, "the passages hold no sentence to quote", decision.signals)
+        if decision.answer and ctx.evidence is not None:
+            languages = ctx.evidence.languages
+            quoted = [(unit.text, languages[unit.source]) for excerpt in ctx.quotes for unit in excerpt]
+            if kind := unstated_kind(ctx.question, detect_language(ctx.question), quoted):
+                return GateDecision(False, f"no quoted sentence states a {kind}", decision.signals)
         return decision
 
     def lines(self, ctx: AnswerContext) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer_kind import AMOUNT, TIME, YEAR, asked_kind, gives, kind_first
+from rag.answer_kind import AMOUNT, TIME, YEAR, asked_kind, gives, kind_first, unstated_kind
 from rag.negation import AS_CLOSE
 
 
@@ -46,6 +46,8 @@ def test_a_question_that_asks_no_kind_asks_none(question, language):
     ("Book a desk by 6 pm on the previous day.", TIME, "en"),
     ("办公室每天早上九点开门。", TIME, "zh"),
     ("Das Büro öffnet um 8 Uhr.", TIME, "de"),
+    ("They habitually gathered at night, for prayer and singing psalms.", TIME, "en"),  # a part of the day:
+    ("Die Kantine öffnet mittags und schließt abends.", TIME, "de"),
     ("The Normans conquered England in 1066.", YEAR, "en"),
     ("It was built in the 12th century.", YEAR, "en"),
     ("本法自二〇二一年一月一日起施行。", YEAR, "zh"),
@@ -99,3 +101,29 @@ def test_the_best_sentence_that_gives_the_kind_keeps_its_place():
 def test_a_question_that_asks_no_kind_keeps_its_order():
     ranked = _ranked(("Desks are shared.", 0.80), ("Book a desk by 18:00.", 0.80))
     assert _first("How do I book a desk?", ranked) == ["Desks are shared.", "Book a desk by 18:00."]
+
+
+@pytest.mark.parametrize("question, language, texts, kind", [
+    ("In what year was Huguon built?", "en",
+     [("Huguon, the gate of King Hugo, was said to be haunted by the ghost of le roi Huguet.", "en")], YEAR),
+    ("What time does the building close?", "en",
+     [("| 2026-05-01 | Labour Day | All offices | Closed |", "en"), ("Desks are shared.", "en")], TIME),
+    ("公司食堂几点开饭？", "zh", [("Employees on a business trip receive a daily meal allowance of 45 EUR.", "en")],
+     TIME),
+])
+def test_a_year_or_time_no_text_states_is_unstated(question, language, texts, kind):
+    assert unstated_kind(question, language, texts) == kind
+
+
+@pytest.mark.parametrize("question, language, texts", [
+    ("What time does the building close?", "en",
+     [("| 2026-05-01 | Labour Day | Closed |", "en"), ("The offices are open from 7:00 to 21:00.", "en")]),
+    ("办公室几点关门？", "zh", [("The offices are open from 7:00 to 21:00 on working days.", "en")]),
+    ("In which year did the Normans conquer England?", "en",
+     [("The Normans conquered England in 1066.", "en")]),
+    ("How much does parking cost?", "en", [("Bicycle parking is free.", "en")]),  # an amount is not judged
+    ("Where can I leave my bike?", "en", [("Bicycle parking is on the ground floor.", "en")]),  # asks no kind
+    ("What year was it built?", "en", []),  # nothing to judge
+])
+def test_a_kind_one_text_states_or_no_year_or_time_asked_is_not_unstated(question, language, texts):
+    assert unstated_kind(question, language, texts) is None

@@ -339,6 +339,17 @@ def test_a_question_asking_what_time_is_answered_by_the_sentence_that_tells_the_
     assert answer.citations[0].chunk.file == "office-guide.html"
 
 
+@pytest.mark.parametrize("question", ["公司食堂几点开饭？", "What time does the building close?"])
+def test_a_question_asking_when_is_refused_where_nothing_found_says_when(handbook, question):
+    """The canteen is in no document, and the opening hours are not among the passages found for "the
+    building": what is found (the holiday table's "Closed" rows, the meal allowance) states no time of day —
+    quoting it answers nothing; refused, not quoted under a near miss."""
+    answer = ask(handbook, question)
+    assert answer.refused, answer.text
+    assert answer.refusal_reason.endswith("states a time of day"), answer.refusal_reason
+    assert "Closed" not in answer.text and not answer.citations
+
+
 @pytest.mark.parametrize("message, question, said", [
     ("你好，请问住酒店一晚最多报多少", "住酒店一晚最多报多少", "每晚不超过六百元"),
     ("Hey team, Where can I leave my bike?", "Where can I leave my bike?", "Bicycle parking"),
