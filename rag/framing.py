@@ -19,13 +19,22 @@ _WHOM = (r"(?:all|everyone|everybody|team|there|folks|guys|people|y'?all|colleag
 _ADDRESSEE = rf"(?:\s+{_WHOM})?"
 _SEPARATOR = r"[\s,，、!！.。:：;；~～\-–—…]"
 _PUNCTUATION = r"[,，、!！.。:：;；~～\-–—…]"
-# Greetings: taken off before a separator or the question.
-_GREETINGS = (
-    r"hi|hello|hey|heya|hiya|howdy|greetings|dear\s+(?:all|team|colleagues|hr|it)"
-    r"|good\s+(?:morning|afternoon|evening|day)|hallo|guten\s+(?:morgen|tag|abend)|moin|servus"
-    r"|bonjour|bonsoir|salut|coucou|hola|buen[oa]s\s+(?:días|dias|tardes|noches)|olá|bom\s+dia"
-    r"|boa\s+(?:tarde|noite)|ciao|buongiorno|buonasera|salve"
-)
+# Greetings and thanks in the Latin-script languages, by language: greetings are taken off before a separator
+# or the question, thanks at the end; either tells the language of a message too short for language
+# identification ("Danke!" reads as English to it). Each is a regular expression (lower case).
+_COURTESIES: dict[str, tuple[str, str]] = {
+    "en": ((r"hi|hello|hey|heya|hiya|howdy|greetings|dear\s+(?:all|team|colleagues|hr|it)"
+            r"|good\s+(?:morning|afternoon|evening|day)"),
+           (r"(?:many\s+)?thanks|thank\s+you|thx|tia|ty|cheers|much\s+appreciated|appreciate\s+it"
+            r"|appreciated")),
+    "de": (r"hallo|guten\s+(?:morgen|tag|abend)|moin|servus",
+           r"danke(?:\s+(?:schön|sehr|euch|im\s+voraus))?|vielen\s+dank(?:\s+im\s+voraus)?"),
+    "fr": (r"bonjour|bonsoir|salut|coucou", r"merci(?:\s+(?:beaucoup|d'avance))?"),
+    "es": (r"hola|buen[oa]s\s+(?:días|dias|tardes|noches)", r"(?:muchas\s+)?gracias(?:\s+de\s+antemano)?"),
+    "pt": (r"olá|bom\s+dia|boa\s+(?:tarde|noite)", r"(?:muito\s+)?obrigad[oa]"),
+    "it": (r"ciao|buongiorno|buonasera|salve", r"grazie(?:\s+(?:mille|in\s+anticipo))?"),
+}
+_GREETINGS = "|".join(greetings for greetings, _ in _COURTESIES.values())
 # ... and words that greet only when punctuation or whom they greet follows ("Morning shift pay?" asks).
 _SOFT_GREETINGS = r"morning|afternoon|evening|yo|oi|liebe\s+(?:kollegen|kolleginnen|alle)|chers\s+collègues"
 # Preambles: a sentence that announces a question rather than asking it.
@@ -54,12 +63,7 @@ _ZH_LEADING = (
     r"|こんにちは|おはようございます|お疲れ様です|お疲れさまです|すみません|안녕하세요|수고하십니다"
 )
 _ZH_SOFT = r"各位|大家|同事们"
-_THANKS = (
-    r"(?:many\s+)?thanks|thank\s+you|thx|tia|ty|cheers|much\s+appreciated|appreciate\s+it|appreciated"
-    r"|danke(?:\s+(?:schön|sehr|euch|im\s+voraus))?|vielen\s+dank(?:\s+im\s+voraus)?"
-    r"|merci(?:\s+(?:beaucoup|d'avance))?|(?:muchas\s+)?gracias(?:\s+de\s+antemano)?|(?:muito\s+)?obrigad[oa]"
-    r"|grazie(?:\s+(?:mille|in\s+anticipo))?"
-)
+_THANKS = "|".join(thanks for _, thanks in _COURTESIES.values())
 _THANKS_TAIL = r"(?:\s+(?:so\s+much|a\s+lot|in\s+advance|again|all|everyone|team|guys|folks|very\s+much))*"
 _ZH_THANKS = (
     r"(?:提前|先)?(?:谢谢|多谢|感谢|谢了|谢啦)(?:大家|各位|啦|了|您|你|哈)?|辛苦(?:了|啦)|麻烦了|拜托了"
@@ -128,23 +132,15 @@ def courtesy(message: str) -> str | None:
     return "thanks" if thanked else "greeting" if greeted else None
 
 
-# Courtesy words that tell the language of a message too short for language identification ("Danke!" reads
-# as English to it).
-_COURTESY_LANGUAGE = {
-    "de": ("danke", "dank", "hallo", "guten", "moin", "servus"),
-    "fr": ("merci", "bonjour", "bonsoir", "salut", "coucou"),
-    "es": ("gracias", "hola", "buenos", "buenas"),
-    "pt": ("obrigado", "obrigada", "olá", "bom", "boa"),
-    "it": ("grazie", "ciao", "buongiorno", "buonasera", "salve"),
-}
-_LATIN_WORD = re.compile(r"[^\W\d_]+")
+# Each language's courtesies as whole words, except English's (language identification reads those itself).
+_COURTESY_LANGUAGE = {language: re.compile(rf"(?<!\w)(?:{greetings}|{thanks})(?!\w)", re.IGNORECASE)
+                      for language, (greetings, thanks) in _COURTESIES.items() if language != "en"}
 
 
 def courtesy_language(message: str) -> str | None:
     """The language a greeting or thanks in another Latin-script language than English is written in, by its
     courtesy words ("Danke!": German); None when none of them is there."""
-    found = {w.lower() for w in _LATIN_WORD.findall(message)}
-    return next((language for language, said in _COURTESY_LANGUAGE.items() if found & set(said)), None)
+    return next((language for language, said in _COURTESY_LANGUAGE.items() if said.search(message)), None)
 
 
 def _enough(text: str) -> bool:
