@@ -327,10 +327,11 @@ def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allow
     if not with_feedback:
         return lambda q: retriever.search(q, top_k=top_k, mode=mode, allowed=allowed)
     from rag.feedback import reorder
+    from rag.jargon import spelled_out
     from rag.languages import detect_language
 
     def search(question: str):
-        vector = kb.embedder.embed_query(question)
+        vector = kb.embedder.embed_query(spelled_out(question))
         hits = retriever.search(question, top_k=top_k, mode=mode, query_vector=vector, allowed=allowed)
         factors = kb.adjuster.demotions(vector, detect_language(question), allowed)
         order, _ = reorder([h.score for h in hits], [h.chunk.id for h in hits], factors)

@@ -8,6 +8,10 @@ writes the shorthand itself is searched for it as written.
 
 from __future__ import annotations
 
+import re
+
+from rag.languages import detect_language
+
 # Each: the shorthand (lower case, as one word of the question) and the plain words for it, comma-separated —
 # words that name it, not every word of its spelled-out form ("paid" and "time" of "paid time off" are in
 # half the handbook's sentences: the home-office allowance "paid with the first salary" answered PTO too).
@@ -63,4 +67,21 @@ def plain_words(word: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in _PLAIN.get(word.lower(), "").split(",") if p.strip())
 
 
-__all__ = ["plain_words"]
+_SHORTHAND = re.compile(r"(?<![\w&])[a-z0-9&]+(?![\w&])", re.IGNORECASE)
+
+
+def spelled_out(text: str) -> str:
+    """`text` with each piece of shorthand followed by its first plain words in brackets ("How much PTO
+    (annual leave) do I get?"): what the embedded model reads of a question. It relates the shorthand to
+    little — "what's the per diem" to the daily meal allowance at .80, spelled out at .87. A Chinese text is
+    left as it is."""
+
+    def spell(found: re.Match[str]) -> str:
+        plain = plain_words(found.group(0))
+        return f"{found.group(0)} ({plain[0]})" if plain else found.group(0)
+
+    spelled = _SHORTHAND.sub(spell, text)
+    return text if spelled == text or detect_language(text) == "zh" else spelled
+
+
+__all__ = ["plain_words", "spelled_out"]

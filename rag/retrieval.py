@@ -20,6 +20,7 @@ import numpy as np
 from rag.bilingual import translate
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
+from rag.jargon import spelled_out
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import TOKENIZER_NAME
 from rag.scales import comparable, measured_across, translation_for
@@ -371,7 +372,7 @@ class Retriever:
     def _embed(self, query: str, translated: str,
                vector: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
         """The query's vector (unless given) and its translation's (unless ""), in one call of the model."""
-        texts = ([query] if vector is None else []) + ([translated] if translated else [])
+        texts = ([spelled_out(query)] if vector is None else []) + ([translated] if translated else [])
         vectors = list(self.embedder.embed_queries(texts))
         if vector is None:
             vector = vectors.pop(0)

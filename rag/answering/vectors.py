@@ -7,6 +7,7 @@ import numpy as np
 from cache import Cache, cache_key
 from rag.embedding.base import Embedder
 from rag.index.work_cache import WorkCache, text_key
+from rag.jargon import spelled_out
 
 
 class Vectors:
@@ -24,7 +25,9 @@ class Vectors:
         return self.queries([text], version)[0]
 
     def queries(self, texts: list[str], version: str) -> list[np.ndarray]:
-        """Query vectors of `texts`, those not cached embedded in one call of the model."""
+        """Query vectors of `texts` (shorthand spelled out: rag.jargon), those not cached embedded in one call
+        of the model."""
+        texts = [spelled_out(t) for t in texts]
         keys = [cache_key("query-embedding", version, self.embedder.model_id, t) for t in texts]
         found = {k: self.cache.get("query-embedding", k) for k in dict.fromkeys(keys)}
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if found[k] is None))

@@ -389,11 +389,13 @@ def test_rows_of_one_table_from_two_of_its_passages_are_quoted_as_one_table(hand
     ("can I WFH on fridays", "Employees who work from home"),
     ("what's the hotel cap in NYC", "220 EUR per night in London, Paris, New York"),
     ("what's the mileage rate", "0.30 EUR per kilometre"),
+    ("what's the per diem", "daily meal allowance of 45 EUR"),
 ])
 def test_workplace_shorthand_is_answered_in_the_handbooks_plain_words(handbook, question, said):
     """The handbook never writes "PTO", "WFH", "NYC" or "mileage": "How much PTO do I get?" quoted the travel
     policy's introduction, "what's the hotel cap in NYC" was refused (NYC counted as a name the passages
-    lack), "what's the mileage rate" quoted the hotel rates."""
+    lack), "what's the mileage rate" quoted the hotel rates, "what's the per diem" was refused (the model read
+    the daily meal allowance as unrelated, .80, until the question it embeds spells "per diem" out)."""
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason
     assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
