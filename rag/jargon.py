@@ -3,7 +3,8 @@ PTO do I get?", "can I WFH on Fridays", "what's the per diem") and the plain wor
 ("annual leave", "work from home", "daily allowance"). Neither the embedded model nor BM25 links the two,
 and the bilingual dictionary has no entry for most of them. Looked up like any word the knowledge base never
 uses (rag.synonyms): only the plain words the knowledge base does use count, and a knowledge base that
-writes the shorthand itself is searched for it as written.
+writes the shorthand itself is searched for it as written. The embedded model, whatever the knowledge base
+writes, reads a question with its shorthand spelled out beside it (`spelled_out`).
 """
 
 from __future__ import annotations
