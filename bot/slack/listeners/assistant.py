@@ -60,7 +60,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if not await first_time(services.assistant, payload["channel"], payload["ts"]):
             return
         text = clean_question(payload.get("text", ""))
-        if reply := nothing_to_ask(text, EMPTY_QUESTION):  # only a file or a mention, or "thanks!": nothing to search for
+        # only a file or a mention, or "thanks!": nothing to search for
+        if reply := nothing_to_ask(text, EMPTY_QUESTION):
             await ask_for_a_question(client, payload, reply)
             return
         await set_status("is searching the knowledge base…")
