@@ -87,13 +87,21 @@ _NUMBER_WORD = {lang: set(text.split()) for lang, text in _NUMBER_WORDS.items()}
 _WORD = re.compile(r"[^\W\d_]+")
 _CLOCK = re.compile(r"(?<![\d.:])\d{1,2}[:h]\d{2}(?![\d.:])"
                     r"|\b\d{1,2}(?:[.:]\d{2})? ?(?:a\.?m\.?|p\.?m\.?|uhr|h|o'clock)(?!\w)"
-                    r"|\b(?:noon|midnight|midday|mittags?|mitternacht|midi|minuit|mediodía|medianoche"
-                    r"|mezzogiorno|mezzanotte|meio-dia|meia-noite"
-                    # a part of the day answers "what time of day" too ("they gathered at night")
-                    r"|mornings?|afternoons?|evenings?|nights?|night-?time|daytime|dawn|dusk|sunrise|sunset"
-                    r"|morgens|vormittags|nachmittags|abends|nachts|matin|matinée|après-midi|soir|soirée|nuit"
-                    r"|noche|madrugada|mattin[ao]|pomeriggio|sera|notte|manhã|noite)\b"
                     r"|[\d零一二三四五六七八九十两]+(?:点|时)|中午|午夜|凌晨|早上|上午|下午|晚上", re.IGNORECASE)
+# The times and parts of the day named in words, per language: a part of the day answers "what time" too
+# ("they gathered at night"). Per language, because one language's word is another's verb (Italian "sera",
+# evening, is French "will be").
+_DAY_PARTS = {
+    "en": r"noon|midnight|midday|mornings?|afternoons?|evenings?|nights?|night-?time|daytime|dawn|dusk"
+          r"|sunrise|sunset",
+    "de": r"mittags?|mitternacht|morgens|vormittags|nachmittags|abends|nachts",
+    "fr": r"midi|minuit|matin|matinée|après-midi|soir|soirée|nuit",
+    "es": r"mediodía|medianoche|noche|madrugada",
+    "it": r"mezzogiorno|mezzanotte|mattin[ao]|pomeriggio|sera|notte",
+    "pt": r"meio-dia|meia-noite|manhã|noite",
+}
+_DAY_PART = {lang: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for lang, words in _DAY_PARTS.items()}
+_ANY_DAY_PART = re.compile(rf"\b(?:{'|'.join(_DAY_PARTS.values())})\b", re.IGNORECASE)  # a language not listed
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
                    r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
 
@@ -112,7 +120,7 @@ def gives(sentence: str, kind: str, language: str) -> bool:
     """Whether `sentence` (in `language`) can give an answer of `kind` — or, for an amount in a language
     whose number words are not listed here, whether it states a number in digits or Chinese numerals."""
     if kind == TIME:
-        return bool(_CLOCK.search(sentence))
+        return bool(_CLOCK.search(sentence) or _DAY_PART.get(language, _ANY_DAY_PART).search(sentence))
     if kind == YEAR:
         return bool(_YEAR.search(sentence))
     if stated_numbers(sentence):

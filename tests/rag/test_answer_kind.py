@@ -48,6 +48,8 @@ def test_a_question_that_asks_no_kind_asks_none(question, language):
     ("Das Büro öffnet um 8 Uhr.", TIME, "de"),
     ("They habitually gathered at night, for prayer and singing psalms.", TIME, "en"),  # a part of the day:
     ("Die Kantine öffnet mittags und schließt abends.", TIME, "de"),
+    ("La mensa apre a mezzogiorno e chiude la sera.", TIME, "it"),
+    ("Het kantoor sluit om middernacht, at midnight.", TIME, "nl"),  # a language not listed: any listed word
     ("The Normans conquered England in 1066.", YEAR, "en"),
     ("It was built in the 12th century.", YEAR, "en"),
     ("本法自二〇二一年一月一日起施行。", YEAR, "zh"),
@@ -67,6 +69,7 @@ def test_a_sentence_gives_the_kind_it_states(sentence, kind, language):
     ("The first day starts at reception.", AMOUNT, "en"),  # an ordinal is no amount
     ("产假按照国家规定执行。", AMOUNT, "zh"),
     ("The Normans conquered England.", YEAR, "en"),
+    ("Le bureau sera fermé le premier janvier.", TIME, "fr"),  # French "sera" is "will be", not the evening
 ])
 def test_a_sentence_that_states_no_such_thing_does_not_give_it(sentence, kind, language):
     assert not gives(sentence, kind, language)
