@@ -33,6 +33,10 @@ _NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:sth|sb|etc|esp|lit|fig)\b\.?|[|\
 _SKIP = re.compile(r"^(?:cl:|variant of|old variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
                    r"erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|\(dialect\))")
 _HAN = re.compile(r"[\u3400-\u9fff]")
+# An entry that only points to another ("abbr. for 體格檢查|体格检查[...]", "see 身體檢查|身体检查[...]"): the
+# simplified word it points to (after the bar; a word written alike in both scripts has no bar).
+_POINTER = re.compile(r"^(?:abbr\. for|see(?: also)?|variant of|old variant of) "
+                      r"(?:[^|\[/\s]+\|)?([^|\[/\s]+)\[")
 _HEADWORD = re.compile(r"[A-Za-z0-9]*[\u3400-\u9fff]+")
 _GLOSS_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 MAX_PHRASE = 4  # English words in the longest gloss matched as one phrase ("year-end bonus" is two)
@@ -70,20 +74,30 @@ def _load() -> _Entries:
     english: dict[str, list[str]] = defaultdict(list)
     specific: dict[tuple[str, ...], list[str]] = defaultdict(list)
     stems = _Stems()
+    pointers: dict[str, str] = {}
     with data.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
         for line in lines:
             match = None if line.startswith("#") else _LINE.match(line)
-            if match is None:
+            if match is None or not _HEADWORD.fullmatch(word := match.group(2)):
                 continue
-            word, glosses = match.group(2), _glosses(match.group(4), match.group(3)[:1].isupper())
-            if not glosses or not _HEADWORD.fullmatch(word):
+            glosses = _glosses(match.group(4), match.group(3)[:1].isupper())
+            if not glosses:
+                if pointer := _POINTER.match(match.group(4)):
+                    pointers.setdefault(word, pointer.group(1))
                 continue
             known = english[word]
             known.extend(g for g in glosses if g not in known)
-            for gloss in glosses:
-                key = stems.of(gloss)
-                if key:
-                    specific[key].append(word)
+    # A word given only as another's abbreviation or variant (体检: "abbr. for 体格检查") means what that one
+    # means: "physical examination; health checkup".
+    for _ in range(3):  # "see" may point to a word that points on
+        for word, target in pointers.items():
+            if word not in english and english.get(target):
+                english[word] = list(english[target])
+    for word, glosses in english.items():
+        for gloss in glosses:
+            key = stems.of(gloss)
+            if key:
+                specific[key].append(word)
     # The words documents use first (jieba's frequency); among rare ones, a word with few senses
     # translates its gloss more surely than one with many.
     chinese = {key: sorted(set(found), key=lambda w: (-word_frequency(w), len(english[w]), w))

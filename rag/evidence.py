@@ -382,8 +382,12 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     if across:  # the question's words are not the passages': the dictionary says which it lacks
         surfaces = _missing_across(question, language, present, idf, rare)
         if language in languages:  # ... and of the words it cannot translate, those no passage uses either
+            # (a word it translates only as part of a phrase — "checkup" of "health checkup", 体检 — is judged
+            # with its phrase above)
+            phrased = {t for word, found in senses(question, language) if found for t in tokenize(word)}
             surfaces += [w for w in _unseen(question, question_terms, present, idf, rare)
-                         if not translations(w, language) and w not in surfaces]
+                         if not translations(w, language) and w not in surfaces
+                         and not set(tokenize(w)) <= phrased]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__

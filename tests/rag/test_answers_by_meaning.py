@@ -423,3 +423,31 @@ def test_no_sentence_from_another_section_is_quoted_on_a_cosine_alone(handbook):
     answer = ask(handbook, "住宾馆一晚能报多少钱")
     assert "每晚不超过六百元" in quotes(answer)[0], answer.text
     assert "宴请客户" not in answer.text, answer.text
+
+
+@pytest.fixture(scope="module")
+def plain_handbook(shared_data_dir, tmp_path_factory):
+    """A handbook that never writes "company": an English leave policy and a Chinese benefits page."""
+    from tests.conftest import built_index
+
+    docs = tmp_path_factory.mktemp("plain-handbook-docs")
+    (docs / "leave.md").write_text(
+        "# Leave\n\n## Annual leave\n\nEmployees receive 25 days of annual leave per calendar year. "
+        "Unused days expire on 31 March.\n\n## Sick leave\n\nReport sickness to your manager before 10:00 on "
+        "the first day of absence.\n", encoding="utf-8")
+    (docs / "福利.md").write_text(
+        "# 员工福利\n\n## 体检\n\n员工每年可在合作医院享受一次免费体检，费用由人力资源部统一结算。\n\n"
+        "## 餐补\n\n每个工作日发放午餐补贴三十元，随工资发放。\n", encoding="utf-8")
+    return built_index(shared_data_dir, tmp_path_factory, "plain-handbook", [docs])
+
+
+@pytest.mark.parametrize("question", ["Do we get a free physical examination?",
+                                      "Is there a yearly health checkup?"])
+def test_a_word_the_dictionary_gives_as_an_abbreviation_is_found_by_its_meaning(plain_handbook, question):
+    """The dictionary gives 体检 only as "abbr. for 体格检查" ("physical examination; health checkup"): read as
+    that word, the Chinese page answers the English question — neither refused nor a near miss on
+    "checkup", a word translated as part of its phrase."""
+    answer = ask(plain_handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
+    assert "免费体检" in quotes(answer)[0]

@@ -14,6 +14,7 @@ from rag.lexical import tokenize
 @pytest.mark.parametrize("chinese, english", [
     ("酒店", "hotel"), ("住宿", "accommodation"), ("密码", "password"), ("年终奖", "bonus"),
     ("丧假", "funeral"), ("蒸汽机", "steam"), ("试用期", "probationary"),
+    ("体检", "examination"),  # given only as "abbr. for 体格检查": that word's senses
 ])
 def test_a_chinese_word_gives_its_english_senses(chinese, english):
     assert english in bilingual.to_english(chinese).split()
@@ -24,6 +25,7 @@ def test_a_chinese_word_gives_its_english_senses(chinese, english):
     ("When collectively owned land is expropriated, what compensation is paid?", "征收"),
     ("Can I bring my dog to the office?", "狗"),
     ("In Shanghai, how much is a hotel night?", "上海"),
+    ("Is there a yearly health checkup?", "体检"),
 ])
 def test_an_english_phrase_gives_chinese_words_longest_phrase_first(english, chinese):
     assert chinese in bilingual.to_chinese(english).split()
