@@ -22,13 +22,17 @@ Idf = Callable[[list[str]], dict[str, float]]
 UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
 # How a question asks, not what it asks about: never a key term (nor looked up), though a handbook may never
 # use them. Also the facet it asks of its topic — a limit, a rule, a procedure ("请客吃饭上限多少": the topic
-# is the client meal; a handbook says 不超过, "up to").
+# is the client meal; a handbook says 不超过, "up to"); and who asks it of.
 ASKING = ("many much often long far soon get gets got allowed tell know please kind type sort way ways thing "
           "things anyone someone anybody somebody need needs happen happens like usual usually exactly really "
           "limit limits maximum minimum max min cap caps rule rules procedure amount "
           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
           "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么 "
-          "上限 下限 最多 最高 最低 额度 标准 规定 要求 流程 手续")
+          "上限 下限 最多 最高 最低 额度 标准 规定 要求 流程 手续 "
+          # The asker's employer and its people: a company's knowledge base is all about them, whether or not
+          # it says "company" or "employee" ("公司的年假有多少天？" where the handbook never writes "company")
+          "company companies employer firm employee employees staff colleague colleagues coworker coworkers "
+          "公司 本公司 单位 员工 职工 同事")
 
 LIGHT_VERBS = frozenset("take make do have get go give fall".split())
 

@@ -451,3 +451,21 @@ def test_a_word_the_dictionary_gives_as_an_abbreviation_is_found_by_its_meaning(
     assert not answer.refused, answer.refusal_reason
     assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
     assert "免费体检" in quotes(answer)[0]
+
+
+@pytest.mark.parametrize("question, said", [
+    ("公司的年假有多少天？", "25 days of annual leave"),
+    ("我们单位有体检吗？", "免费体检"),
+    ("职工的年假有多少天？", "25 days of annual leave"),
+])
+def test_the_askers_employer_is_no_near_miss(plain_handbook, question, said):
+    """公司 and 单位 ask of the asker's employer, 职工 of its people, which the whole knowledge base is about,
+    whether or not it writes "company": no "知识库中没有提到“公司”" above the rule that answers."""
+    answer = ask(plain_handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert said in quotes(answer)[0]
+
+
+def test_what_the_employer_does_not_offer_is_still_refused(plain_handbook):
+    answer = ask(plain_handbook, "公司给交社保吗？")  # social insurance: in no document, in either language
+    assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms="“社保”"), answer.text
