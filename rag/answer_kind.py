@@ -101,7 +101,8 @@ _DAY_PARTS = {
     "pt": r"meio-dia|meia-noite|manhã|noite",
 }
 _DAY_PART = {lang: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for lang, words in _DAY_PARTS.items()}
-_ANY_DAY_PART = re.compile(rf"\b(?:{'|'.join(_DAY_PARTS.values())})\b", re.IGNORECASE)  # a language not listed
+# A sentence in a language not listed: any listed word
+_ANY_DAY_PART = re.compile(rf"\b(?:{'|'.join(_DAY_PARTS.values())})\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
                    r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
 
