@@ -390,6 +390,10 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
                          and not set(tokenize(w)) <= phrased]
     else:
         surfaces = _unseen(question, question_terms, present, idf, rare)
+        if is_known(language) and any(p != language and is_known(p) for p in languages):
+            # ... unless a candidate of the other language says it: 密码 where the English policy says
+            # "password" (its own Chinese units are judged below, and they may all be about something else)
+            surfaces = _untranslated_only(question, language, surfaces, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__
     surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)]
     if not is_known(language):
@@ -407,6 +411,16 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     rows = _mixed_rows(terms, surfaces, texts, language, passages)
     return tuple(w for w, row in zip(surfaces, rows)
                  if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+
+
+def _untranslated_only(question: str, language: str, surfaces: list[str], present: set[str], idf: Idf,
+                       rare: float) -> list[str]:
+    """Of `surfaces`, the words no candidate holds in translation: a word (or the phrase it is part of)
+    whose translations the candidates use is said in the other language."""
+    known = _known_in(present, idf, rare, language)
+    said = {t for word, found in senses(question, language)
+            if found and not _untranslated(found, idf, known) for t in tokenize(word)}
+    return [w for w in surfaces if not set(tokenize(w)) <= said]
 
 
 def _topic_words(question: str, surfaces: list[str], present: set[str]) -> list[str]:
@@ -484,14 +498,7 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
     """Key words of the question — ones the knowledge base never uses — for which the bilingual dictionary
     knows translations, none of which the knowledge base uses either (a stem shared with a candidate
     passage counts: "probationary" is the guide's "probation")."""
-    stems = {t[:5] for t in present if len(t) >= 5}
-    # What the passages name a kind of is mentioned: "capital" where they speak of 省会 ("provincial capital").
-    kinds = {kind_of(t) for t in present if without_cjk(t) != t} if language == "en" else set()
-
-    def known(token: str, weight: float) -> bool:
-        return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
-                or token in kinds)
-
+    known = _known_in(present, idf, rare, language)
     out: list[str] = []
     for word, found in senses(question, language):
         if len(word) < (2 if language == "zh" else 3):
@@ -508,6 +515,20 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
             continue
         out.append(word if language == "zh" else " ".join(_surface(question, t) for t in parts or [word]))
     return out
+
+
+def _known_in(present: set[str], idf: Idf, rare: float, language: str) -> Callable[[str, float], bool]:
+    """Whether the knowledge base uses a token (of the given IDF weight): the candidates do, a stem shared
+    with them counts ("probationary" is the guide's "probation"), and so does any passage."""
+    stems = {t[:5] for t in present if len(t) >= 5}
+    # What the passages name a kind of is mentioned: "capital" where they speak of 省会 ("provincial capital").
+    kinds = {kind_of(t) for t in present if without_cjk(t) != t} if language == "en" else set()
+
+    def known(token: str, weight: float) -> bool:
+        return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
+                or token in kinds)
+
+    return known
 
 
 def _chinese(word: str) -> tuple[str, ...]:

@@ -469,3 +469,18 @@ def test_the_askers_employer_is_no_near_miss(plain_handbook, question, said):
 def test_what_the_employer_does_not_offer_is_still_refused(plain_handbook):
     answer = ask(plain_handbook, "公司给交社保吗？")  # social insurance: in no document, in either language
     assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms="“社保”"), answer.text
+
+
+def test_a_word_the_other_languages_passages_say_is_no_near_miss(handbook):
+    """公司 and 员工 make the Chinese leave rules share words with "公司电脑能装微信吗？"; judged against those
+    alone, 电脑 was missing, though the English security policy says "computers". WeChat it never names."""
+    answer = ask(handbook, "公司电脑能装微信吗？")
+    assert answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms="“微信”"), answer.text
+
+
+def test_a_word_only_the_other_languages_rule_says_is_no_near_miss(plain_handbook):
+    """过期 was judged against the Chinese benefits page's sentences alone (the closest in the asker's own
+    language), though the English leave policy says "expire"."""
+    answer = ask(plain_handbook, "同事的未休年假什么时候过期？")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "Unused days expire on 31 March" in quotes(answer)[0]
