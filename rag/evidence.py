@@ -518,8 +518,8 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
 
 
 def _known_in(present: set[str], idf: Idf, rare: float, language: str) -> Callable[[str, float], bool]:
-    """Whether the knowledge base uses a token (of the given IDF weight): the candidates do, a stem shared
-    with them counts ("probationary" is the guide's "probation"), and so does any passage."""
+    """The test of whether the knowledge base uses a token (given its IDF weight): a candidate holds it or a
+    stem of it ("probationary" is the guide's "probation"), or any passage does."""
     stems = {t[:5] for t in present if len(t) >= 5}
     # What the passages name a kind of is mentioned: "capital" where they speak of 省会 ("provincial capital").
     kinds = {kind_of(t) for t in present if without_cjk(t) != t} if language == "en" else set()

@@ -22,7 +22,7 @@ Idf = Callable[[list[str]], dict[str, float]]
 UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
 # How a question asks, not what it asks about: never a key term (nor looked up), though a handbook may never
 # use them. Also the facet it asks of its topic — a limit, a rule, a procedure ("请客吃饭上限多少": the topic
-# is the client meal; a handbook says 不超过, "up to"); and who asks it of.
+# is the client meal; a handbook says 不超过, "up to"), and whom it is asked of (below).
 ASKING = ("many much often long far soon get gets got allowed tell know please kind type sort way ways thing "
           "things anyone someone anybody somebody need needs happen happens like usual usually exactly really "
           "limit limits maximum minimum max min cap caps rule rules procedure amount "
