@@ -22,7 +22,7 @@ from itertools import chain
 from rag.answer_kind import kind_first
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
-from rag.lexical import function_word, tokenize, without_cjk, word_frequency, words
+from rag.lexical import function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.negation import asks_what_is_not, denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
@@ -395,7 +395,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
             # "password" (its own Chinese units are judged below, and they may all be about something else)
             surfaces = _untranslated_only(question, language, surfaces, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__
-    surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)]
+    surfaces = [w for w in surfaces
+                if not asked(w.lower()) and _a_word(w) and not _cut_across(question, w, sources)]
     if not is_known(language):
         # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
         # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.
@@ -456,7 +457,7 @@ def _absent_in_both(question: str, language: str, languages: list[str], sources:
     if language != "zh" or "en" not in languages:
         return ()
     found = _missing_across(question, language, _words_of(sources), idf, idf([UNSEEN])[UNSEEN])
-    return tuple(w for w in found if first_sense(w) and not asks(w))
+    return tuple(w for w in found if first_sense(w) and not asks(w) and not _cut_across(question, w, sources))
 
 
 def _unseen(question: str, question_terms: list[str], present: set[str], idf: Idf, rare: float) -> list[str]:
@@ -479,6 +480,22 @@ def _a_word(word: str) -> bool:
     dictionary knows it whole. The others are jieba's guesses at characters it knows no word for, not words
     the asker used (看牙能 of "看牙能报多少钱？", 能报, 假能, 留到: a near miss on each was false)."""
     return bool(without_cjk(word).strip()) or bool(word_frequency(word) or first_sense(word))
+
+
+def _cut_across(question: str, word: str, sources: list[Chunk]) -> bool:
+    """Whether jieba cut the Chinese `word` out of the question across a word the candidates use: a
+    dictionary word that begins before it and ends inside it, or begins inside and ends after it, written in
+    one of `sources`. "我刚入职能休年假吗？" is 刚入/职能 to jieba, though the asker wrote 入职 (as the leave rules
+    do) and 能: no near miss on 职能 ("functions")."""
+    if without_cjk(word).strip():
+        return False
+    spans = set()
+    for found in re.finditer(re.escape(word), question):
+        start, end = found.span()
+        spans |= {question[a:b] for a in range(max(0, start - 3), start) for b in range(start + 1, end)}
+        spans |= {question[a:b] for a in range(start + 1, end) for b in range(end + 1, end + 4)}
+    words_there = {s for s in spans if not without_cjk(s).strip() and (word_frequency(s) or first_sense(s))}
+    return any(span in chunk.text for span in words_there for chunk in sources)
 
 
 def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], language: str,
@@ -519,16 +536,26 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
 
 def _known_in(present: set[str], idf: Idf, rare: float, language: str) -> Callable[[str, float], bool]:
     """The test of whether the knowledge base uses a token (given its IDF weight): a candidate holds it or a
-    stem of it ("probationary" is the guide's "probation"), or any passage does."""
+    stem of it ("probationary" is the guide's "probation"), or any passage does — or the word it is derived
+    from ("probationari", the stemmer's, is "probation" less its suffix, which any passage may hold)."""
     stems = {t[:5] for t in present if len(t) >= 5}
     # What the passages name a kind of is mentioned: "capital" where they speak of 省会 ("provincial capital").
     kinds = {kind_of(t) for t in present if without_cjk(t) != t} if language == "en" else set()
 
     def known(token: str, weight: float) -> bool:
         return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
-                or token in kinds)
+                or token in kinds or _derived_known(token, idf, rare))
 
     return known
+
+
+def _derived_known(token: str, idf: Idf, rare: float) -> bool:
+    """Whether a long English token, less a suffix of two or three letters, is a word any passage uses: the
+    stemmer keeps "probationary" as probationari and "probation" as probat."""
+    if len(token) < 8 or not token.isascii():
+        return False
+    bases = {t for end in (2, 3) for t in stem_words(token[:-end])}
+    return bool(bases) and any(w < rare - 1e-9 for w in idf(sorted(bases)).values())
 
 
 def _chinese(word: str) -> tuple[str, ...]:

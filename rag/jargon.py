@@ -1,10 +1,11 @@
-"""Workplace shorthand that people type and handbooks rarely write: abbreviations and set phrases ("How much
-PTO do I get?", "can I WFH on Fridays", "what's the per diem") and the plain words policies use for them
-("annual leave", "work from home", "daily allowance"). Neither the embedded model nor BM25 links the two,
-and the bilingual dictionary has no entry for most of them. Looked up like any word the knowledge base never
-uses (rag.synonyms): only the plain words the knowledge base does use count, and a knowledge base that
-writes the shorthand itself is searched for it as written. The embedded model, whatever the knowledge base
-writes, reads a question with its shorthand spelled out beside it (`spelled_out`).
+"""Workplace shorthand that people type and handbooks rarely write: abbreviations, set phrases and American
+words ("How much PTO do I get?", "can I WFH on Fridays", "what's the per diem", "my vacation request") and
+the plain words policies use for them ("annual leave", "work from home", "daily allowance"). Neither the
+embedded model nor BM25 links the two, and the bilingual dictionary has no entry for most of them. Looked up
+like any word the knowledge base never uses (rag.synonyms): only the plain words the knowledge base does use
+count, and a knowledge base that writes the shorthand itself is searched for it as written. The embedded
+model, whatever the knowledge base writes, reads a question with its shorthand spelled out beside it
+(`spelled_out`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _PLAIN = {
     "ooo": "out of office, absence, away",
     "ooto": "out of the office, absence, away",
     "diem": "daily allowance, allowance per day",  # per diem
+    "vacation": "annual leave, leave",  # American English; a policy written elsewhere says (annual) leave
+    "vacations": "annual leave, leave",
     "payday": "salary, salary payment",
     "paycheck": "salary, pay",
     "paycheque": "salary, pay",

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from rag.bilingual import american_spelling, chinese_for, first_sense
+from rag.bilingual import american_spelling, chinese_for, first_sense, senses
 from rag.jargon import plain_words
 from rag.languages import detect_language, is_known
-from rag.lexical import STOP_WORDS, function_word, stem_words, tokenize, words
+from rag.lexical import STOP_WORDS, function_word, stem_words, tokenize, without_cjk, words
 
 Idf = Callable[[list[str]], dict[str, float]]
 UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
@@ -29,6 +29,9 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
           "一次 多长 多久 几点 几天 哪天 多少钱 有没有 是不是 可不可以 能不能 为什么 怎么样 什么样 一下 "
           "哪里 哪儿 什么时候 哪一年 哪年 多大 多远 多高 哪一类 哪一种 叫什么 是什么 "
           "上限 下限 最多 最高 最低 额度 标准 规定 要求 流程 手续 "
+          # Chinese adverbs and modals a question is put with, as "usually", "exactly", "really" above: "报销要多久
+          # 才能到账？" (才能 here is "only then can", not the dictionary's "talent"), "具体怎么报销？"
+          "一般 通常 平时 平常 具体 到底 究竟 大概 大约 才能 只能 必须 一定 直接 马上 需不需要 "
           # The asker's employer and its people: a company's knowledge base is all about them, whether or not
           # it says "company" or "employee" ("公司的年假有多少天？" where the handbook never writes "company")
           "company companies employer firm employee employees staff colleague colleagues coworker coworkers "
@@ -71,12 +74,15 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
 
 
 def _back_to_chinese(gloss: str, word: str) -> list[str]:
-    """The Chinese words (other than `word`) that translate the whole of an English gloss."""
+    """The Chinese words (other than `word`) that translate the whole of an English gloss — as written, not
+    only by its stems: "computer" is not 计算's "compute" (电脑 brought 计算 in, and with it the meal-allowance
+    article's 按五十元计算, "calculated at fifty yuan")."""
     if not gloss:
         return []
     stems = stem_words(gloss)
-    return [c for phrase, chinese in chinese_for(gloss) if len(phrase.split()) == len(stems)
-            for c in chinese if len(c) > 1 and c != word]
+    found = [c for phrase, chinese in chinese_for(gloss) if len(phrase.split()) == len(stems)
+             for c in chinese if len(c) > 1 and c != word]
+    return [c for c in found if gloss.lower() in {s.lower() for _, said in senses(c, "zh") for s in said}]
 
 
 def light_verbs_object(gloss: str) -> str:
@@ -103,14 +109,28 @@ def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
             continue
         if any(weights.get(t, rare + 1) < rare for t in tokens[word]):
             continue  # the knowledge base uses it (or a part of it)
-        candidates = [t for w in round_trip(word, language) for t in tokenize(w)]
-        if not candidates:
+        found = {w: tokenize(w) for w in round_trip(word, language)}
+        if not any(found.values()):
             continue
-        known = idf(sorted(set(candidates)))
-        kept = tuple(t for t in dict.fromkeys(candidates) if known.get(t, rare + 1) < rare)
+        weighed = idf(sorted({t for parts in found.values() for t in parts}))
+        used = {w: [p for p in parts if weighed.get(p, rare + 1) < rare] for w, parts in found.items()}
+        kept = tuple(dict.fromkeys(t for w, parts in used.items() for t in _standing_for(w, parts)))
         if kept:
             out[word] = kept
     return out
+
+
+def _standing_for(word: str, parts: list[str]) -> list[str]:
+    """Of the tokens of `word` the knowledge base uses, those that stand for it: all of them, except where
+    the word is Chinese and they do not spell it whole — 国有企业's 国有 and 企业 do; 计算机's 计算 alone is
+    "calculate" (电脑 → 计算机 brought in the meal-allowance article's 按五十元计算)."""
+    if word in parts or without_cjk(word).strip():
+        return parts
+    covered = set()
+    for part in parts:
+        start = word.find(part)
+        covered |= set(range(start, start + len(part))) if start >= 0 else set()
+    return parts if len(covered) == len(word) else []
 
 
 def expanded(question: str, idf: Idf) -> str:

@@ -51,6 +51,52 @@ def test_how_a_question_asks_is_not_a_near_miss(handbook):
 
 
 @pytest.mark.parametrize("question, said", [
+    ("报销要多久才能到账？", "随当月工资发放"),  # 才能: "only then can", not "talent"
+    ("具体怎么报销差旅费？", "在费用系统提交报销申请"),
+    ("住宿费只能报六百吗？", "每晚不超过六百元"),
+])
+def test_an_adverb_the_question_is_put_with_is_no_near_miss(handbook, question, said):
+    """才能, 具体, 只能 are how the question is put, words no handbook needs to write: no "知识库中没有提到“才能”"
+    above the rules that answer."""
+    answer = ask(handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert said in answer.text
+
+
+def test_a_word_jieba_cuts_across_the_askers_is_no_near_miss(handbook):
+    """jieba reads "我刚入职能休年假吗？" as 刚入/职能 ("functions"); the asker wrote 入职 — as the leave rules do —
+    and 能. No "知识库中没有提到“职能”" above the rule on when new staff get annual leave."""
+    answer = ask(handbook, "我刚入职能休年假吗？")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "员工入职满一年后享受带薪年休假" in quotes(answer)[0]
+
+
+def test_a_translation_the_stemmer_keeps_apart_from_the_guides_word_is_no_near_miss(handbook):
+    """试用期 is a "probationary period" to the dictionary; the onboarding guide says "probation period", and
+    the stemmer makes probationari of the one and probat of the other: no "知识库中没有提到“试用期”"."""
+    answer = ask(handbook, "试用期可以请年假吗？")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+
+
+def test_a_word_the_handbook_never_uses_is_not_read_as_a_part_of_its_translation(handbook):
+    """电脑 → "computer" → 计算机, whose part 计算 ("calculate") the meal-allowance article writes: searched
+    for it, "电脑坏了找谁？" was answered with 第九条's daily meal allowance."""
+    answer = ask(handbook, "电脑坏了找谁？")
+    assert "伙食补助" not in answer.text, answer.text
+    assert all(c.chunk.file != "差旅报销制度.md" for c in answer.citations), answer.text
+
+
+@pytest.mark.parametrize("question", ["Can my manager refuse my vacation request?",
+                                      "How far ahead do I need to book my vacation?"])
+def test_vacation_is_the_handbooks_annual_leave(handbook, question):
+    """American English says vacation, the handbook (annual) leave: the booking rule, not the account removal
+    that "Managers must request…" made close, nor the business-trip approval of "before you book anything"."""
+    answer = ask(handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS["en"], answer.text
+    assert "Book leave in the HR portal at least two weeks in advance" in quotes(answer)[0]
+
+
+@pytest.mark.parametrize("question, said", [
     ("What's the hotel limit in Lisbon?", "150 EUR per night"),
     ("Doesn't the company pay for dental care?", "Dental cover up to 750 EUR"),
 ])

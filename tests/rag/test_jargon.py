@@ -9,6 +9,7 @@ from rag.jargon import plain_words, spelled_out
 
 def test_shorthand_has_plain_words_and_other_words_none():
     assert plain_words("PTO") == ("annual leave", "vacation", "holidays")
+    assert plain_words("Vacation") == ("annual leave", "leave")
     assert plain_words("bike") == ()
 
 

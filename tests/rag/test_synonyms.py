@@ -47,6 +47,15 @@ def test_single_characters_and_phrases_do_not_lead_astray():
     assert "bicycle" in round_trip("bike", "en")
 
 
+def test_a_part_of_a_compound_does_not_stand_for_it():
+    """电脑 comes back from English as 计算机 ("computer"); a guide that writes only 计算 — "calculate", as in
+    按五十元计算 — does not mention computers. Nor is 计算 ("to compute") a word for "computer" itself."""
+    idf = idf_of(GUIDE + ["第九条 出发和返回当天各按五十元计算。"])
+    assert synonyms("电脑坏了找谁？", idf) == {}
+    assert "计算" not in round_trip("电脑", "zh")
+    assert "计算机" in round_trip("电脑", "zh")
+
+
 def test_a_verb_that_says_little_leaves_its_object_to_be_found():
     """打车 is "take a taxi", which only 打的 translates whole and the guide never says; its object, "taxi",
     is the guide's 出租车 — taken because 打车 itself names it (车). 上任 ("take office") names no office."""
