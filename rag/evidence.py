@@ -115,6 +115,9 @@ class ScoredUnit:
     translated: float = 0.0  # in another language than the question: share of the question's words it holds translated
     prior: float = 1.0  # its passage's rank as a weight on its word scores (lexical has it already)
     general: float = 0.0  # what its closeness to questions in general took off its cosine (across languages)
+    # The share of the IDF mass of the question's key words it holds: not how the question asks (公司, 员工),
+    # nor single Chinese characters (丢 of 发票丢了)
+    said: float = 0.0
 
     @property
     def words(self) -> float:
@@ -171,6 +174,8 @@ def gather_evidence(
     extra = [t for found in found_for.values() for t in found]
     weights = idf(sorted(set(question_terms + extra + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
+    keys = {t: w for t, w in weights.items() if not asks(t) and (len(t) > 1 or t.isascii())}
+    key_total = sum(keys.values()) or 1.0
     language = detect_language(question)
     languages = [passage_language(c) for c in sources]
     first = len(sources) - joined  # the top passages; then the joined ones
@@ -194,7 +199,8 @@ def gather_evidence(
         unit_words = set(tokenize(ARTICLE.sub("", unit.matched_text)))
         mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * ranks[unit.source])
-        scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior)
+        scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior,
+                            said=sum(w for t, w in keys.items() if t in unit_words) / key_total)
         if groups and languages[unit.source] != language and is_known(languages[unit.source]):
             found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
             scored.translated = found / translated_total

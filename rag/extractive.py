@@ -106,6 +106,9 @@ APART = 0.01
 # the global one often answer the same question, and the model cannot tell which the asker means (handbook
 # across languages .429 -> .571 of answers holding the gold; .02 / .03 / .05 / .07 measured, BENCHMARKS.md).
 ACROSS = 0.05
+# ... and one in the asker's language whose own gate failed, when it holds this share of the question's key
+# words (rag.evidence.ScoredUnit.said)
+OWN_WORDS = 0.5
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
@@ -235,8 +238,9 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
     """The best unit in another language than the best one's, when it scores within `across` of it, the
     question is no near miss and — where the gate read each language's evidence (`confirmed`) — that
     language's evidence passed on its own, or it is in the asker's language, scores above the best one and
-    holds some of the question's own words (打车 → the China office's 出租车 rule, where the Chinese
-    passage cosine fell short of its gate)."""
+    holds most of the question's key words (`OWN_WORDS` of their IDF mass: 打车 → the China office's 出租车
+    rule, where the Chinese passage cosine fell short of its gate; not the client-meal article, which shares
+    only 报销 with "体检费能报销吗？", above the benefits' "Annual health check")."""
     best = evidence.best
     if best is None or not evidence.languages or across <= 0 or evidence.missing:
         return None  # under a near miss, what is closest in the other language is no answer either
@@ -251,7 +255,7 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
             return None
         if confirmed is None or written in confirmed:
             return other
-        if written == asked and other.score > best.score and other.lexical > 0:
+        if written == asked and other.score > best.score and other.said >= OWN_WORDS:
             return other
     return None
 

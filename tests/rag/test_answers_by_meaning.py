@@ -86,6 +86,18 @@ def test_a_word_the_handbook_never_uses_is_not_read_as_a_part_of_its_translation
     assert all(c.chunk.file != "差旅报销制度.md" for c in answer.citations), answer.text
 
 
+@pytest.mark.parametrize("question", ["体检费能报销吗？", "公司有体检吗？"])
+def test_a_rule_of_the_askers_language_sharing_only_a_minor_word_does_not_lead(handbook, question):
+    """The English benefits answer (an annual health check), the Chinese rules do not. The client-meal
+    article shares only 报销 with "体检费能报销吗？", the annual-leave one only 公司 with "公司有体检吗？"; each
+    scored above the benefits line and, written in the asker's language, was quoted first."""
+    answer = ask(handbook, question)
+    lines = answer.text.splitlines()
+    assert lines[1] == FROM_DOCUMENT[("zh", "en")].format(title="Employee Benefits 2026"), answer.text
+    assert "Annual health check for employees over 40" in answer.text
+    assert "宴请客户" not in answer.text and "年休假" not in answer.text, answer.text
+
+
 @pytest.mark.parametrize("question", ["Can my manager refuse my vacation request?",
                                       "How far ahead do I need to book my vacation?"])
 def test_vacation_is_the_handbooks_annual_leave(handbook, question):
