@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.answer_quality import seed_work_cache  # noqa: E402
+from benchmarks.calibrate_gate import auc, fit_logistic, threshold_for  # noqa: E402
 from benchmarks.common import save  # noqa: E402
 from benchmarks.question_sets import is_answerable, load_set  # noqa: E402
 from rag.answering.context import AnswerContext  # noqa: E402
@@ -98,37 +99,14 @@ async def collect(pipeline, rows: list[dict]) -> list[dict]:
     return out
 
 
-def auc(scores: np.ndarray, answerable: np.ndarray) -> float:
-    """ROC AUC of `scores` ranking answerable questions above unanswerable ones (ties count half)."""
-    order = np.argsort(scores, kind="stable")
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    for value in np.unique(scores):  # average ranks of ties
-        tied = scores == value
-        ranks[tied] = ranks[tied].mean()
-    pos = answerable.sum()
-    return float((ranks[answerable].sum() - pos * (pos + 1) / 2) / (pos * (~answerable).sum()))
-
-
-def fit(x: np.ndarray, y: np.ndarray, steps: int = 3000, rate: float = 0.5, l2: float = 1e-3):
-    """A logistic model (gradient descent on standardised signals); returns its scoring function."""
-    mean, spread = x.mean(0), x.std(0) + 1e-9
-    z = (x - mean) / spread
-    w, b = np.zeros(z.shape[1]), 0.0
-    for _ in range(steps):
-        error = 1 / (1 + np.exp(-(z @ w + b))) - y
-        w -= rate * (z.T @ error / len(y) + l2 * w)
-        b -= rate * error.mean()
-    return lambda rows: ((rows - mean) / spread) @ w + b
-
-
 def cross_validated(x: np.ndarray, answerable: np.ndarray, articles: np.ndarray, budget: float) -> dict:
+    """Fit on all articles but one, refuse below the threshold set there, count on the one left out."""
+    y = answerable.astype(float)
     refused = wrongly = 0
     for article in sorted(set(articles)):
         train, test = articles != article, articles == article
-        score = fit(x[train], answerable[train].astype(float))
-        bar = np.quantile(score(x[train])[answerable[train]], budget)
-        below = score(x[test]) < bar
+        weights, bias = fit_logistic(x[train], y[train])
+        below = x[test] @ weights + bias < threshold_for(x[train] @ weights + bias, y[train], budget)
         refused += int((below & ~answerable[test]).sum())
         wrongly += int((below & answerable[test]).sum())
     return {"unanswerable_refused": round(float(refused / (~answerable).sum()), 4),
@@ -136,7 +114,8 @@ def cross_validated(x: np.ndarray, answerable: np.ndarray, articles: np.ndarray,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=0, help="at most N answerable and N unanswerable")
     parser.add_argument("--false-refusals", type=float, default=0.05)
@@ -151,7 +130,7 @@ def main() -> None:
     x = np.array([[r[k] for k in names] for r in rows])
     answerable = np.array([r["answerable"] for r in rows])
     articles = np.array([r["article"] for r in rows])
-    aucs = {k: round(auc(x[:, j], answerable), 3) for j, k in enumerate(names)}
+    aucs = {k: round(auc(x[:, j], answerable.astype(float)), 3) for j, k in enumerate(names)}
     models = {label: cross_validated(x[:, [names.index(k) for k in cols]], answerable, articles,
                                      args.false_refusals)
               for label, cols in (*MODELS.items(), (f"all {len(names)} signals", tuple(names)))}

@@ -130,8 +130,12 @@ def rates(scores: np.ndarray, y: np.ndarray, threshold: float) -> dict[str, floa
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:
-    """Chance that an answerable question scores above an unanswerable one (0.5: no separation)."""
-    ranks = scores.argsort().argsort() + 1.0
+    """Chance that an answerable question scores above an unanswerable one (0.5: no separation); tied
+    scores count half (a signal of few values, "the question says not", ties on most questions)."""
+    ranks = scores.argsort(kind="stable").argsort() + 1.0
+    for value in np.unique(scores):
+        tied = scores == value
+        ranks[tied] = ranks[tied].mean()
     positives = y == 1
     n_pos, n_neg = positives.sum(), (~positives).sum()
     return round(float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
