@@ -101,6 +101,9 @@ GENERAL_QUESTIONS = {
            "몇 년에 일어났나요?", "그의 이름은 무엇인가요?"),
 }
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
+# A heading's number, not a word the question may share (第一天 is no 第一章)
+NUMBERING = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零\d]+[章节编部篇条款]|[一二三四五六七八九十]+[、.．]|"
+                       r"[（(][一二三四五六七八九十\d]+[)）]|\d+(?:\.\d+)*\.?)\s*")
 _NUMBER = re.compile(r"^[\d.,]+$")
 
 
@@ -118,6 +121,9 @@ class ScoredUnit:
     # The share of the IDF mass of the question's key words it holds: not how the question asks (公司, 员工),
     # nor single Chinese characters (丢 of 发票丢了)
     said: float = 0.0
+    # ... held by it with its passage's title and headings, translated where it is in the dictionary's other
+    # language than the question's (rag.bilingual): what a reader sees the unit is about
+    said_under: float = 0.0
 
     @property
     def words(self) -> float:
@@ -214,6 +220,7 @@ def gather_evidence(
         chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, 2 if across_only else 4)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
     _score(chosen, sources, similarity, language, languages, translated, total)
+    _said_under(question, language, chosen, sources, languages, keys, key_total)
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
@@ -297,6 +304,27 @@ def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUn
             taken[c.unit.source] = taken.get(c.unit.source, 0) + 1
             out.append(c)
     return out
+
+
+def _said_under(question: str, language: str, units: list[ScoredUnit], sources: list[Chunk],
+                languages: list[str], keys: dict[str, float], key_total: float) -> None:
+    """Each unit's `said_under`: a key word counts as said when the unit, its title or a heading holds it — in
+    the dictionary's other language, every word of one of its senses ("first day" for 第一天, not "day")."""
+    said_as: dict[str, list[set[str]]] = {t: [] for t in keys}
+    if any(p != language for p in languages):
+        for word, found in senses(question, language):
+            meanings = [set(tokenize(sense)) for sense in found]
+            for token in tokenize(word):
+                if token in said_as:
+                    said_as[token] += [m for m in meanings if m]
+    for scored in units:
+        chunk = sources[scored.unit.source]
+        held = set(tokenize(ARTICLE.sub("", scored.unit.matched_text)))
+        for part in (chunk.title, *chunk.heading_path):
+            held.update(tokenize(NUMBERING.sub("", part)))
+        other = languages[scored.unit.source] != language and is_known(languages[scored.unit.source])
+        scored.said_under = sum(w for t, w in keys.items()
+                                if t in held or (other and any(m <= held for m in said_as[t]))) / key_total
 
 
 def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:
