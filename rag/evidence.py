@@ -197,6 +197,7 @@ def gather_evidence(
     translated_total = sum(max(g.values(), default=0.0) for g in groups) or 1.0
     seen: set[str] = set()
     candidates: list[ScoredUnit] = []
+    held: dict[int, set[str]] = {}  # the words of each candidate (by id), for what its headings add
     for unit in units:
         key = " ".join(unit.matched_text.split()).lower()
         if key in seen:  # neighbouring chunks overlap: the same sentence twice is one candidate
@@ -207,6 +208,7 @@ def gather_evidence(
         prior = 1.0 / (1.0 + 0.35 * ranks[unit.source])
         scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior,
                             said=sum(w for t, w in keys.items() if t in unit_words) / key_total)
+        held[id(scored)] = unit_words
         if groups and languages[unit.source] != language and is_known(languages[unit.source]):
             found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
             scored.translated = found / translated_total
@@ -220,7 +222,7 @@ def gather_evidence(
         chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, 2 if across_only else 4)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
     _score(chosen, sources, similarity, language, languages, translated, total)
-    _said_under(question, language, chosen, sources, languages, keys, key_total)
+    _said_under(question, language, chosen, sources, languages, keys, key_total, held)
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
     missing = _missing_terms(question, language, question_terms, sources[:first], languages,
                              [c for c in chosen if c.unit.source < first], idf, terms)
@@ -307,9 +309,11 @@ def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUn
 
 
 def _said_under(question: str, language: str, units: list[ScoredUnit], sources: list[Chunk],
-                languages: list[str], keys: dict[str, float], key_total: float) -> None:
-    """Each unit's `said_under`: a key word counts as said when the unit, its title or a heading holds it — in
-    the dictionary's other language, every word of one of its senses ("first day" for 第一天, not "day")."""
+                languages: list[str], keys: dict[str, float], key_total: float,
+                words_of: dict[int, set[str]]) -> None:
+    """Each unit's `said_under`: a key word counts as said when the unit (`words_of` it, by id), its title or
+    a heading holds it — in the dictionary's other language, every word of one of its senses ("first day"
+    for 第一天, not "day")."""
     said_as: dict[str, list[set[str]]] = {t: [] for t in keys}
     if any(p != language for p in languages):
         for word, found in senses(question, language):
@@ -317,12 +321,14 @@ def _said_under(question: str, language: str, units: list[ScoredUnit], sources: 
             for token in tokenize(word):
                 if token in said_as:
                     said_as[token] += [m for m in meanings if m]
+    headed: dict[int, set[str]] = {}  # each passage's title and headings, as tokens
     for scored in units:
-        chunk = sources[scored.unit.source]
-        held = set(tokenize(ARTICLE.sub("", scored.unit.matched_text)))
-        for part in (chunk.title, *chunk.heading_path):
-            held.update(tokenize(NUMBERING.sub("", part)))
-        other = languages[scored.unit.source] != language and is_known(languages[scored.unit.source])
+        n = scored.unit.source
+        if n not in headed:
+            headed[n] = {t for part in (sources[n].title, *sources[n].heading_path)
+                         for t in tokenize(NUMBERING.sub("", part))}
+        held = headed[n] | words_of[id(scored)]
+        other = languages[n] != language and is_known(languages[n])
         scored.said_under = sum(w for t, w in keys.items()
                                 if t in held or (other and any(m <= held for m in said_as[t]))) / key_total
 
