@@ -197,18 +197,19 @@ def gather_evidence(
     translated_total = sum(max(g.values(), default=0.0) for g in groups) or 1.0
     seen: set[str] = set()
     candidates: list[ScoredUnit] = []
-    held: dict[int, set[str]] = {}  # the words of each candidate (by id), for what its headings add
+    held: dict[int, list[str]] = {}  # the words of each candidate (by id), for what its headings add
     for unit in units:
         key = " ".join(unit.matched_text.split()).lower()
         if key in seen:  # neighbouring chunks overlap: the same sentence twice is one candidate
             continue
         seen.add(key)
-        unit_words = set(tokenize(ARTICLE.sub("", unit.matched_text)))
+        tokens = tokenize(ARTICLE.sub("", unit.matched_text))
+        unit_words = set(tokens)
         mass = sum(w for t, w in weights.items() if t in unit_words)
         prior = 1.0 / (1.0 + 0.35 * ranks[unit.source])
         scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior,
                             said=sum(w for t, w in keys.items() if t in unit_words) / key_total)
-        held[id(scored)] = unit_words
+        held[id(scored)] = tokens
         if groups and languages[unit.source] != language and is_known(languages[unit.source]):
             found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
             scored.translated = found / translated_total
@@ -310,27 +311,34 @@ def _first_units(candidates: list[ScoredUnit], per_source: int) -> list[ScoredUn
 
 def _said_under(question: str, language: str, units: list[ScoredUnit], sources: list[Chunk],
                 languages: list[str], keys: dict[str, float], key_total: float,
-                words_of: dict[int, set[str]]) -> None:
+                words_of: dict[int, list[str]]) -> None:
     """Each unit's `said_under`: a key word counts as said when the unit (`words_of` it, by id), its title or
-    a heading holds it — in the dictionary's other language, every word of one of its senses ("first day"
-    for 第一天, not "day")."""
-    said_as: dict[str, list[set[str]]] = {t: [] for t in keys}
+    a heading holds it — in the dictionary's other language, one of its senses, a phrase word for word
+    ("first day" for 第一天: not "first salary … two days a week")."""
+    said_as: dict[str, list[tuple[str, ...]]] = {t: [] for t in keys}
     if any(p != language for p in languages):
         for word, found in senses(question, language):
-            meanings = [set(tokenize(sense)) for sense in found]
+            meanings = [tuple(tokenize(sense)) for sense in found]
             for token in tokenize(word):
                 if token in said_as:
                     said_as[token] += [m for m in meanings if m]
-    headed: dict[int, set[str]] = {}  # each passage's title and headings, as tokens
+    headed: dict[int, list[list[str]]] = {}  # each passage's title and headings, as tokens
     for scored in units:
         n = scored.unit.source
         if n not in headed:
-            headed[n] = {t for part in (sources[n].title, *sources[n].heading_path)
-                         for t in tokenize(NUMBERING.sub("", part))}
-        held = headed[n] | words_of[id(scored)]
+            parts = (sources[n].title, *sources[n].heading_path)
+            headed[n] = [tokenize(NUMBERING.sub("", part)) for part in parts]
+        lines = [*headed[n], words_of[id(scored)]]
+        held = {t for line in lines for t in line}
         other = languages[n] != language and is_known(languages[n])
-        scored.said_under = sum(w for t, w in keys.items()
-                                if t in held or (other and any(m <= held for m in said_as[t]))) / key_total
+        scored.said_under = sum(w for t, w in keys.items() if t in held or (
+            other and any(_phrase_in(m, lines) for m in said_as[t]))) / key_total
+
+
+def _phrase_in(phrase: tuple[str, ...], lines: list[list[str]]) -> bool:
+    """Whether the tokens of `phrase` follow one another in one of `lines`."""
+    size = len(phrase)
+    return any(tuple(line[i:i + size]) == phrase for line in lines for i in range(len(line) - size + 1))
 
 
 def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:

@@ -119,7 +119,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
     when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the
     gate on its own model (None when the gate did not read them); `asked`: the question's language."""
-    evidence = _said_first(_rule_first(evidence, apart), across, confirmed, asked)
+    evidence = _said_first(_rule_first(evidence, apart), margin, confirmed, asked)
     best = evidence.best
     if best is None:
         return []
@@ -260,25 +260,26 @@ def _other_language_best(evidence: Evidence, across: float, confirmed: tuple[str
     return None
 
 
-def _said_first(evidence: Evidence, across: float, confirmed: tuple[str, ...] | None, asked: str) -> Evidence:
+def _said_first(evidence: Evidence, margin: float, confirmed: tuple[str, ...] | None, asked: str) -> Evidence:
     """`evidence` led by the other language's unit that says the question's key words (`OWN_WORDS` of their
     IDF mass, translated, with its title and headings), when the best unit is in the asker's language and
-    says none of them even under its headings, and it scores within `across`: the asker's language is close
-    only by how questions in it sound ("新员工第一天要做什么？": the marriage-leave rule, where the onboarding
-    guide's "Your first day" answers). The asker's language's units that say none of them are not quoted."""
+    says none of them even under its headings, and it scores within the runner-ups' `margin`: the asker's
+    language is close only by how questions in it sound ("新员工第一天要做什么？": the marriage-leave rule, where
+    the onboarding guide's "Your first day" answers; "春节放几天假？": the carry-over rule, by .08, where the
+    holiday table's Spring Festival row does). Units that say none of them are then not quoted, in either
+    language."""
     best, languages = evidence.best, evidence.languages
     if best is None or not languages or evidence.missing or best.said_under > 0:
         return evidence
-    if languages[best.unit.source] != asked or across <= 0:
+    if languages[best.unit.source] != asked or margin <= 0:
         return evidence
     lead = next((u for u in evidence.units if languages[u.unit.source] != asked
-                 and is_known(languages[u.unit.source]) and u.score >= best.score - across
+                 and is_known(languages[u.unit.source]) and u.score >= best.score - margin
                  and u.said_under >= OWN_WORDS
                  and (confirmed is None or languages[u.unit.source] in confirmed)), None)
     if lead is None:
         return evidence
-    rest = [u for u in evidence.units
-            if u is not lead and (languages[u.unit.source] != asked or u.said_under > 0)]
+    rest = [u for u in evidence.units if u is not lead and u.said_under > 0]
     return replace(evidence, units=[lead, *rest], language=languages[lead.unit.source])
 
 

@@ -102,18 +102,23 @@ def test_a_rule_of_the_askers_language_sharing_only_a_minor_word_does_not_lead(h
     ("新员工第一天要做什么？", "New Employee Onboarding Guide", "Arrive at 9:30 at the reception desk",
      ("婚假", "事假", "第一条")),
     ("住宾馆能报多少钱", "Travel and Expense Policy", "Hotels are reimbursed up to 150 EUR per night",
-     ("宴请客户", "伙食补助")),
+     ("宴请客户", "伙食补助", "Minibar")),
+    ("春节放几天假？", "public holidays 2026", "| Date | Holiday | Office | Notes |", ("顺延", "Effective 1 January")),
 ])
 def test_the_other_languages_answer_leads_where_the_askers_language_only_sounds_close(handbook, question, title,
                                                                                       answer, unrelated):
     """No Chinese rule says 新员工's first day (第一天) or 宾馆, under its headings either: the marriage-leave
     and client-meal articles scored highest only by how Chinese questions sound, and were quoted first. The
-    English guide says "first day" under "New Employee Onboarding Guide", the travel policy "hotel"; a
-    heading's number (第一章) is no 第一."""
+    English guide says "first day" under "New Employee Onboarding Guide", the travel policy "hotel", the
+    holiday table "Spring Festival" (the carry-over rule led by .08, on 假); a heading's number (第一章) is no
+    第一. Nor is the other language's sentence that says none of them quoted beside it (the minibar rule, the
+    line naming the Chinese leave rules)."""
     found = ask(handbook, question)
     lines = found.text.splitlines()
     assert lines[1] == FROM_DOCUMENT[("zh", "en")].format(title=title), found.text
     assert answer in lines[2], found.text
+    if "Spring" in question or "春节" in question:
+        assert "| 2026-02-17 | Spring Festival | Shanghai | Closed 17-23 February |" in found.text
     assert not any(word in found.text for word in unrelated), found.text
 
 

@@ -160,3 +160,18 @@ def test_one_passage_has_one_language_in_retrieval_gate_evidence_and_answer(chun
     intro = FROM_DOCUMENT[(other, language)].format(title=chunk.title)
     assert (retrieval, gate, evidence) == (language, language, language)
     assert answer.splitlines()[1] == intro, answer
+
+
+def test_the_other_languages_phrase_is_said_word_for_word():
+    """第一天 is said by "Your first day", not by "first salary … two days a week": a sense of more than one word
+    counts only as a phrase (rag.evidence.ScoredUnit.said_under)."""
+    from tests.rag.test_prompt import chunk
+
+    first_day = chunk("Arrive at 9:30 at the reception desk.", 1, "New Employee Onboarding Guide", ("Your first day",))
+    elsewhere = chunk("Employees who work from home two days a week receive 300 EUR with the first salary.", 2,
+                      "New Employee Onboarding Guide", ("Equipment",))
+    rule = chunk("员工依法登记结婚的，享受婚假十天。", 3, "年假与请假制度", ("第三章 婚假",))
+    evidence = gather_evidence("新员工第一天要做什么？", [rule, first_day, elsewhere],
+                               lambda terms: dict.fromkeys(terms, 1.0), lambda texts: [0.8] * len(texts))
+    said = {u.unit.text: u.said_under for u in evidence.units}
+    assert said == {first_day.text: 1.0, elsewhere.text: 0.0, rule.text: 0.0}
