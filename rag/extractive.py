@@ -107,7 +107,8 @@ APART = 0.01
 # across languages .429 -> .571 of answers holding the gold; .02 / .03 / .05 / .07 measured, BENCHMARKS.md).
 ACROSS = 0.05
 # ... and one in the asker's language whose own gate failed, when it holds this share of the question's key
-# words (rag.evidence.ScoredUnit.said)
+# words (rag.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
+# other language's unit first where the best one in the asker's language says none of them (_said_first).
 OWN_WORDS = 0.5
 
 
