@@ -177,11 +177,16 @@ def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: Sco
     """`excerpts` with the other language's answer first when it is written in the asker's language and the
     best one is not: where each office's rule answers, a reader meets their own language's first ("打车能报销吗？":
     the China office's 第六条, then the English policy's taxi rule; "Can I expense a cab to the airport?" the
-    other way round), as close by meaning as the two are."""
+    other way round), as close by meaning as the two are — unless it says fewer than half the question's key
+    words where the best says more (`OWN_WORDS`, with headings: "How many days of marriage leave do I get?" is
+    answered by 婚假十天, not the December closure's "three days of annual leave")."""
     if other is None or not evidence.languages or len(excerpts) < 2:
         return excerpts
     if evidence.languages[excerpts[0][0].source] == asked or evidence.languages[other.unit.source] != asked:
         return excerpts
+    best = evidence.best
+    if best is not None and best.said_under >= OWN_WORDS > other.said_under:
+        return excerpts  # the asker's language's sentence says little of what the best one answers
     own = next((e for e in excerpts if any(u is other.unit for u in e)), None)
     return excerpts if own is None else [own] + [e for e in excerpts if e is not own]
 

@@ -239,6 +239,16 @@ def test_a_verb_phrase_the_knowledge_base_holds_by_its_object_is_no_near_miss(ha
     assert answer in quotes(found)[0], found.text
 
 
+def test_the_askers_language_does_not_come_first_when_it_says_little_of_the_question(handbook):
+    """The Chinese leave rules grant 婚假十天 ("marriage leave"); the English policy's closest sentence is the
+    December closure's "three days of annual leave" — it says "days" and "leave", not "marriage". It was put
+    first as the asker's language's answer; the rule that answers now is."""
+    answer = ask(handbook, "How many days of marriage leave do I get?")
+    lines = answer.text.splitlines()
+    assert lines[1] == FROM_DOCUMENT[("en", "zh")].format(title="年假与请假制度"), answer.text
+    assert "婚假十天" in lines[2], answer.text
+
+
 @pytest.mark.parametrize("question, answer", [
     ("可以用U盘拷文件吗？", "USB storage devices are blocked on company laptops."),
     ("健身房有补贴吗？", "Gym membership subsidy of 30 EUR per month"),
