@@ -35,7 +35,8 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
           # The asker's employer and its people: a company's knowledge base is all about them, whether or not
           # it says "company" or "employee" ("公司的年假有多少天？" where the handbook never writes "company")
           "company companies employer firm employee employees staff colleague colleagues coworker coworkers "
-          "公司 本公司 单位 员工 职工 同事")
+          # (a newcomer too: jieba reads 新员工 as 新 + 员工 already, 新人 is one word)
+          "公司 本公司 单位 员工 职工 同事 新人")
 
 LIGHT_VERBS = frozenset("take make do have get go give fall".split())
 

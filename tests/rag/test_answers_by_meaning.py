@@ -558,6 +558,14 @@ def test_the_askers_employer_is_no_near_miss(plain_handbook, question, said):
     assert said in quotes(answer)[0]
 
 
+def test_a_newcomer_is_one_of_the_employers_people_not_a_near_miss(handbook):
+    """新人 is what 新员工 is (jieba reads that as 新 + 员工, a word of how the question asks): no
+    "知识库中没有提到“新人”" above the onboarding guide's first day."""
+    answer = ask(handbook, "新人第一天几点到公司")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "Arrive at 9:30" in quotes(answer)[0]
+
+
 def test_what_the_employer_does_not_offer_is_still_refused(plain_handbook):
     answer = ask(plain_handbook, "公司给交社保吗？")  # social insurance: in no document, in either language
     assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["zh"].format(terms="“社保”"), answer.text
