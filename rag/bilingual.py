@@ -417,9 +417,11 @@ def translations(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]],
     return english_for(text) if language == "zh" else _matching(text)
 
 
+@lru_cache(maxsize=1024)
 def senses(text: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each word or phrase of `text` that the dictionary knows, with its translations one by one (a
-    Chinese word's first English glosses; an English phrase's Chinese words)."""
+    Chinese word's first English glosses; an English phrase's Chinese words). Kept per text: the evidence
+    reads one question's senses for its near-miss checks and for what each unit says."""
     if language not in KNOWN:
         return ()
     if language != "zh":

@@ -542,7 +542,7 @@ def _cut_across(question: str, word: str, sources: list[Chunk]) -> bool:
         start, end = found.span()
         spans |= {question[a:b] for a in range(max(0, start - 3), start) for b in range(start + 1, end)}
         spans |= {question[a:b] for a in range(start + 1, end) for b in range(end + 1, end + 4)}
-    words_there = {s for s in spans if not without_cjk(s).strip() and (word_frequency(s) or first_sense(s))}
+    words_there = {s for s in spans if not without_cjk(s).strip() and _a_word(s)}
     return any(span in chunk.text for span in words_there for chunk in sources)
 
 
