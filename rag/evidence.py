@@ -22,7 +22,7 @@ from itertools import chain
 from rag.answer_kind import kind_first
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, detect_language, is_known, passage_language, script_language, stop_words
-from rag.lexical import function_word, stem_words, tokenize, without_cjk, word_frequency, words
+from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.negation import asks_what_is_not, denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import (
@@ -33,10 +33,9 @@ from rag.scales import (
     same_language_threshold,
     translation_for,
 )
-from rag.synonyms import UNSEEN, asks, light_verbs_object, synonyms
+from rag.synonyms import asks, light_verbs_object, synonyms
 from rag.types import Chunk
 
-Idf = Callable[[list[str]], dict[str, float]]
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
 # (terms, texts) -> cosine of each term (embedded as a query) to each text: one row per term
 TermSimilarity = Callable[[list[str], list[str]], list[list[float]]]

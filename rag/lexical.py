@@ -10,14 +10,23 @@ import logging
 import re
 import threading
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import Stemmer
 
 TOKENIZER_NAME = "aie-lexical-v2"
+Idf = Callable[[list[str]], dict[str, float]]  # a knowledge base's inverse document frequency of each token
+UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
+
+
+class TermStats(Protocol):
+    """A knowledge base's BM25 term weights (rag.index.lexical_index.LexicalIndex, or Milvus's counts)."""
+
+    def idf(self, tokens: list[str]) -> dict[str, float]: ...
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _WORD = rf"[^\W_{_CJK}]+"

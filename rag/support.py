@@ -14,12 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.languages import passage_script, script_language
-from rag.lexical import tokenize
+from rag.lexical import Idf, tokenize
 from rag.markers import CANONICAL
 from rag.numbers import passage_numbers, stated_numbers
 from rag.types import Chunk
 
-Idf = Callable[[list[str]], dict[str, float]]
 # (sentence, passages) -> cosine similarity of the sentence to each passage
 Semantic = Callable[[str, list[Chunk]], list[float]]
 

@@ -10,16 +10,13 @@ the question's words, and a near miss is cleared only when the best sentence hol
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import lru_cache
 
 from rag.bilingual import american_spelling, chinese_for, first_sense, senses
 from rag.jargon import plain_words
 from rag.languages import detect_language, is_known
-from rag.lexical import STOP_WORDS, function_word, stem_words, tokenize, without_cjk, words
+from rag.lexical import STOP_WORDS, UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, words
 
-Idf = Callable[[list[str]], dict[str, float]]
-UNSEEN = "\x00"  # a token no text produces: its IDF is that of a word the knowledge base never uses
 # How a question asks, not what it asks about: never a key term (nor looked up), though a handbook may never
 # use them. Also the facet it asks of its topic — a limit, a rule, a procedure ("请客吃饭上限多少": the topic
 # is the client meal; a handbook says 不超过, "up to"), and whom it is asked of (below).

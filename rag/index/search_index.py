@@ -16,13 +16,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from rag.index.snapshot import IndexBuild, Manifest
+from rag.lexical import TermStats
 from rag.types import EVERYTHING, Chunk, Scope
 
 Ranking = list[tuple[Hashable, float]]
-
-
-class TermStats(Protocol):
-    def idf(self, tokens: list[str]) -> dict[str, float]: ...
 
 
 class ChunkLookup(Protocol):
