@@ -28,6 +28,7 @@ class TermStats(Protocol):
 
     def idf(self, tokens: list[str]) -> dict[str, float]: ...
 
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _WORD = rf"[^\W_{_CJK}]+"
 _TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")
