@@ -33,6 +33,7 @@ from rag.scales import (
     same_language_threshold,
     translation_for,
 )
+from rag.sections import NUMBERING, named_section
 from rag.synonyms import asks, light_verbs_object, synonyms
 from rag.types import Chunk
 
@@ -100,16 +101,13 @@ GENERAL_QUESTIONS = {
            "몇 년에 일어났나요?", "그의 이름은 무엇인가요?"),
 }
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
-# A heading's number, not a word the question may share (第一天 is no 第一章)
-NUMBERING = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零\d]+[章节编部篇条款]|[一二三四五六七八九十]+[、.．]|"
-                       r"[（(][一二三四五六七八九十\d]+[)）]|\d+(?:\.\d+)*\.?)\s*")
 _NUMBER = re.compile(r"^[\d.,]+$")
 
 
 @dataclass
 class ScoredUnit:
     unit: Unit
-    lexical: float  # IDF mass of the question's words it contains
+    lexical: float  # IDF mass of the question's words it contains (or its section's heading, named by the question)
     coverage: float  # ... as a share of the question's IDF mass
     cosine: float = 0.0  # on the question language's scale (rag.scales), so units of both languages compare
     raw: float = 0.0  # as the model measured it
@@ -187,6 +185,9 @@ def gather_evidence(
     units: list[Unit] = []
     for n, chunk in enumerate(sources):
         units.extend(quotable_units(chunk, n, len(units)))
+    # A sentence under a heading the question names says what the heading says ("Your first day": "Arrive at
+    # 9:30 at the reception desk"), beside a sentence elsewhere that repeats the words ("first five days").
+    headings = [named_section(set(weights), chunk.heading_path) for chunk in sources]
 
     # A passage's rank among those of its language: the other language's passages say nothing of how well
     # retrieval found this language's (in a knowledge base of one language, its rank).
@@ -205,8 +206,9 @@ def gather_evidence(
         tokens = tokenize(ARTICLE.sub("", unit.matched_text))
         unit_words = set(tokens)
         mass = sum(w for t, w in weights.items() if t in unit_words)
+        headed = sum(weights[t] for t in headings[unit.source] - unit_words)
         prior = 1.0 / (1.0 + 0.35 * ranks[unit.source])
-        scored = ScoredUnit(unit, mass * prior, mass / total, prior=prior,
+        scored = ScoredUnit(unit, (mass + headed) * prior, mass / total, prior=prior,
                             said=sum(w for t, w in keys.items() if t in unit_words) / key_total)
         held[id(scored)] = tokens
         if groups and languages[unit.source] != language and is_known(languages[unit.source]):

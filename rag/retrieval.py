@@ -22,14 +22,22 @@ from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.jargon import spelled_out
 from rag.languages import detect_language, is_known, passage_language
-from rag.lexical import TOKENIZER_NAME
+from rag.lexical import TOKENIZER_NAME, tokenize
 from rag.scales import comparable, measured_across, translation_for
+from rag.sections import named_section
 from rag.synonyms import expanded
-from rag.types import EVERYTHING, Hit, Scope
+from rag.types import EVERYTHING, Chunk, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
 MODES: tuple[str, ...] = ("hybrid", "dense", "bm25")
 FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
+# A candidate whose own section the question names ("my first day": "Your first day") is lifted by this much
+# of the fused scale (0 to 1), among the first NAMED_DEPTH: its sentences need not repeat the heading's
+# words ("Arrive at 9:30 at the reception desk"). All of lawref (445 of its 1,232 questions name a chapter or
+# section among their first 20: 租赁合同, 诉讼时效, 土地经营权…): MRR@10 .445 -> .450, R@1 .355 -> .362, R@5
+# .563 -> .567; a bonus of 0.08 / 0.15 / 0.2 / 0.3: MRR@10 .450 / .447 / .442 / .435.
+NAMED_SECTION_BONUS = 0.1
+NAMED_DEPTH = 20
 
 
 class IndexMismatchError(RuntimeError):
@@ -59,6 +67,9 @@ class SearchTimings:
     dense_ms: float = 0.0
     bm25_ms: float = 0.0
     total_ms: float = 0.0
+
+
+Fused = tuple[Hashable, float, dict[str, int], dict[str, float]]  # key, fused score, ranks, scores
 
 
 def reciprocal_rank_fusion(
@@ -124,6 +135,19 @@ def score_fusion(
     order = sorted(rows, key=lambda row: -fused[row])
     shown = {row: {name: exact[name].get(row, 0.0) for name in exact} for row in rows}
     return [(row, fused[row], ranks[row], shown[row]) for row in order]
+
+
+def named_sections_first(query: str, fused: list[Fused],
+                         chunks: list[Chunk]) -> tuple[list[Fused], list[Chunk]]:
+    """`fused` (with its `chunks`) reordered after adding `NAMED_SECTION_BONUS` to the score of each passage
+    whose own section `query` names (rag.sections)."""
+    if len(chunks) != len(fused):  # a backend drops keys it no longer holds: then lift none
+        return fused, chunks
+    asked = set(tokenize(query))
+    lifted = [(key, score + (NAMED_SECTION_BONUS if named_section(asked, chunk.heading_path) else 0.0), rank, raw)
+              for (key, score, rank, raw), chunk in zip(fused, chunks)]
+    order = sorted(range(len(lifted)), key=lambda n: -lifted[n][1])
+    return [lifted[n] for n in order], [chunks[n] for n in order]
 
 
 def _minmax(by_row: dict[int, float], rows: list[int]) -> dict[int, float]:
@@ -348,14 +372,17 @@ class Retriever:
                 against = snapshot.exact_scores(translatable, found["translated_vector"], "", None)
                 exact = _mixed(exact, against, language)
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
-                                 sighted)[:top_k]
+                                 sighted)[:max(top_k, NAMED_DEPTH)]
+            chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
+            fused, chunks = named_sections_first(lexical_query, fused, chunks)
+            fused, chunks = fused[:top_k], chunks[:top_k]
             # Each hit shows its scores as measured (for a passage in the other language, its cosine measured
             # partly against the translated question); the gate puts the cosine on its own scale itself.
             fused = [(key, score, rank, {name: exact[name].get(key, 0.0) for name in exact})
                      for key, score, rank, _ in fused]
         else:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
-        chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
+            chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
         hits = [Hit(chunk, score, rank, raw) for chunk, (_, score, rank, raw) in zip(chunks, fused)]
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings

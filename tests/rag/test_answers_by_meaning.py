@@ -584,3 +584,16 @@ def test_a_word_only_the_other_languages_rule_says_is_no_near_miss(plain_handboo
     answer = ask(plain_handbook, "同事的未休年假什么时候过期？")
     assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
     assert "Unused days expire on 31 March" in quotes(answer)[0]
+
+
+@pytest.mark.parametrize("question", ["What do I need to do on my first day?", "What happens on my first day?",
+                                      "What should I do on my first day?"])
+def test_the_section_a_question_names_answers_though_its_sentences_do_not_repeat_it(handbook, question):
+    """The onboarding guide's "Your first day" never says "first day" in its sentences; "Complete these
+    courses … within your first five working days" (under "Your first week") and "tell your manager … on the
+    first day of absence" (sick leave) do. They were quoted, and "Your first day" was not even retrieved."""
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    first = quotes(answer)[0]
+    assert "Arrive at 9:30 at the reception desk" in first or "Bring a photo ID" in first, answer.text
+    assert answer.citations[0].chunk.heading_path == ("Your first day",)
