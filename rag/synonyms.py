@@ -37,6 +37,11 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
 
 LIGHT_VERBS = frozenset("take make do have get go give fall".split())
 
+# Chinese verbs written apart around a count or an aspect ("请几天假" is 请假, "加了两天班" 加班): the asker
+# wrote the word, which no tokenizer sees whole. Those a workplace question asks about.
+SEPARABLE = frozenset("请假 休假 放假 出差 加班 值班 上班 请客 开会 住院 看病 生病 结婚 离婚 见面 报名".split())
+APART = 3  # words between the verb's two characters at most ("请 了 三 天 假" is jieba's 请/了/三天/假)
+
 
 @lru_cache(maxsize=1)
 def asking() -> frozenset[str]:
@@ -93,7 +98,7 @@ def light_verbs_object(gloss: str) -> str:
 
 def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
     """Each word of `question` the knowledge base never uses, with the knowledge base's tokens for it (only
-    words that have some)."""
+    words that have some); and each verb it writes apart that the knowledge base uses, with its tokens."""
     language = detect_language(question)
     if not is_known(language):  # the dictionary reads only the knowledge base's two languages
         return {}
@@ -115,7 +120,24 @@ def synonyms(question: str, idf: Idf) -> dict[str, tuple[str, ...]]:
         kept = tuple(dict.fromkeys(t for w, parts in used.items() for t in _standing_for(w, parts)))
         if kept:
             out[word] = kept
+    if language == "zh":
+        apart = [verb for verb in written_apart(question) if verb not in out]
+        used = idf(sorted({t for verb in apart for t in tokenize(verb)} | {UNSEEN}))
+        out |= {verb: tuple(tokenize(verb)) for verb in apart
+                if all(used.get(t, rare + 1) < rare for t in tokenize(verb))}
     return out
+
+
+def written_apart(question: str) -> list[str]:
+    """The separable verbs (`SEPARABLE`) `question` writes apart, each character a word of its own: 请假 of
+    "家里有事能请几天假？", not of "请问年假有几天？" (请问, 年假) nor "没休完的年假" (年假)."""
+    cut = [w for w in words(question) if w.strip()]
+    found = []
+    for n, first in enumerate(cut):
+        for later in cut[n + 2 : n + 2 + APART]:
+            if (verb := first + later) in SEPARABLE and verb not in found:
+                found.append(verb)
+    return found
 
 
 def _standing_for(word: str, parts: list[str]) -> list[str]:

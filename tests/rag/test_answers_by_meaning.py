@@ -597,3 +597,10 @@ def test_the_section_a_question_names_answers_though_its_sentences_do_not_repeat
     first = quotes(answer)[0]
     assert "Arrive at 9:30 at the reception desk" in first or "Bring a photo ID" in first, answer.text
     assert answer.citations[0].chunk.heading_path == ("Your first day",)
+
+
+def test_a_verb_the_question_writes_apart_finds_the_rule_that_uses_it(handbook):
+    """"家里有事能请几天假？" writes 请假 apart (请几天假): the personal-leave rule (员工因私事需要请假的…) says it; the
+    carry-over rule shared only 假 with the question and led, its passage ranked first."""
+    answer = ask(handbook, "家里有事能请几天假？")
+    assert "每年累计不超过十五天" in quotes(answer)[0], answer.text

@@ -165,3 +165,13 @@ def test_indexing_keeps_the_parsed_dictionary_in_the_data_dir(tmp_path: Path, mo
     data = tmp_path / "data"
     KnowledgeBase(Settings(data_dir=data, _env_file=None), data / "index").refresh([docs])
     assert [f.name for f in data.glob("bilingual-*.marshal")] == [bilingual._saved.name]
+
+
+@pytest.mark.parametrize("chinese, english, name", [("老板", "boss", "robam"), ("吉利", "lucky", "geely"),
+                                                    ("雪梨", "pear", "sydney"), ("长子", "eldest", "zhangzi")])
+def test_a_words_common_senses_come_before_a_proper_nouns_it_also_writes(chinese, english, name):
+    """CC-CEDICT sorts a brand's, a place's or a book's entry (capitalised pinyin) before the word's own: 老板
+    was "Robam" (a kitchen-appliance brand) before "boss", 长子 a county of Shanxi before "eldest son"."""
+    assert english in bilingual.english_words(chinese)
+    assert name not in bilingual.first_sense(chinese)
+    assert english in bilingual.to_english(f"{chinese}是什么意思").split()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rag.index.lexical_index import LexicalIndex
 from rag.lexical import tokenize
-from rag.synonyms import expanded, round_trip, synonyms
+from rag.synonyms import expanded, round_trip, synonyms, written_apart
 
 GUIDE = [
     "Bicycle parking and showers are available on the ground floor without booking.",
@@ -111,3 +111,24 @@ def test_workplace_shorthand_finds_the_plain_words_the_guide_uses():
 def test_shorthand_the_guide_writes_itself_is_searched_as_written():
     idf = idf_of(GUIDE + ["PTO requests go through the HR portal.", "Paid annual leave is 26 days."])
     assert "PTO" not in synonyms("How much PTO do I get?", idf)
+
+
+def test_a_verb_written_apart_is_the_askers_word():
+    """请几天假 is 请假 with a count inside: the guide's 请假, which no tokenizer sees in the question."""
+    assert written_apart("家里有事能请几天假？") == ["请假"]
+    assert written_apart("我想请三天假") == ["请假"] and written_apart("请了假") == ["请假"]
+    assert written_apart("放几天假？") == ["放假"]
+
+
+def test_characters_of_other_words_are_no_verb_written_apart():
+    """请问 and 年假 hold 请 and 假, and 没休完的年假 休 and 假: none of them is 请假 or 休假."""
+    assert written_apart("请问年假有几天？") == []
+    assert written_apart("没休完的年假能留到明年吗？") == []
+    assert written_apart("请假要提前几天？") == []  # written whole: the tokenizer's word already
+
+
+def test_a_verb_written_apart_weighs_and_is_searched_when_the_guide_uses_it():
+    idf = idf_of(GUIDE + ["员工因私事需要请假的，须提前一个工作日申请。"])
+    assert synonyms("家里有事能请几天假？", idf)["请假"] == ("请假",)
+    assert "请假" in expanded("家里有事能请几天假？", idf).split()
+    assert "请假" not in synonyms("家里有事能请几天假？", idf_of(GUIDE))  # a guide that never says it
