@@ -29,6 +29,8 @@ ASKING = ("many much often long far soon get gets got allowed tell know please k
           # Chinese adverbs and modals a question is put with, as "usually", "exactly", "really" above: "报销要多久
           # 才能到账？" (才能 here is "only then can", not the dictionary's "talent"), "具体怎么报销？"
           "一般 通常 平时 平常 具体 到底 究竟 大概 大约 才能 只能 必须 一定 直接 马上 需不需要 "
+          # "something came up", as "thing" above: the reason is no topic ("家里有事能请几天假？" asks for leave)
+          "有事 "
           # The asker's employer and its people: a company's knowledge base is all about them, whether or not
           # it says "company" or "employee" ("公司的年假有多少天？" where the handbook never writes "company")
           "company companies employer firm employee employees staff colleague colleagues coworker coworkers "

@@ -604,3 +604,12 @@ def test_a_verb_the_question_writes_apart_finds_the_rule_that_uses_it(handbook):
     carry-over rule shared only 假 with the question and led, its passage ranked first."""
     answer = ask(handbook, "家里有事能请几天假？")
     assert "每年累计不超过十五天" in quotes(answer)[0], answer.text
+
+
+@pytest.mark.parametrize("question", ["家里有事能请几天假？", "有事能请假吗？"])
+def test_something_came_up_is_how_a_question_asks_not_a_near_miss(handbook, question):
+    """有事 ("something came up") names no topic, as "thing" does not: no "知识库中没有提到“有事”" above the
+    personal-leave rule that answers."""
+    answer = ask(handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "每年累计不超过十五天" in quotes(answer)[0]
