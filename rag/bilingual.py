@@ -30,8 +30,9 @@ _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 # A proper noun's sense starts with its name: "Shanghai municipality, central east China".
 _NAME = re.compile(r"(?:[A-Z][\w'’.-]*)(?: [A-Z][\w'’.-]*)*")
 _NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\b(?:sth|sb|etc|esp|lit|fig)\b\.?|[|\u3400-\u9fff]+")
-_SKIP = re.compile(r"^(?:cl:|variant of|old variant|euphemistic variant|see |surname |abbr\. |used in|also pr\.|pr\. |"
-                   r"erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|\(dialect\))")
+_SKIP = re.compile(r"^(?:cl:|variant of|old variant|euphemistic variant|see |surname |abbr\. |used in|"
+                   r"also pr\.|pr\. |erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(archaic\)|"
+                   r"\(dialect\))")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 # An entry that only points to another ("abbr. for 體格檢查|体格检查[...]", "see 身體檢查|身体检查[...]"): the
 # simplified word it points to (after the bar; a word written alike in both scripts has no bar).

@@ -107,7 +107,7 @@ _NUMBER = re.compile(r"^[\d.,]+$")
 @dataclass
 class ScoredUnit:
     unit: Unit
-    lexical: float  # IDF mass of the question's words it contains (or its section's heading, named by the question)
+    lexical: float  # IDF mass of the question's words it or its section's heading (if named) contains
     coverage: float  # ... as a share of the question's IDF mass
     cosine: float = 0.0  # on the question language's scale (rag.scales), so units of both languages compare
     raw: float = 0.0  # as the model measured it
@@ -187,7 +187,8 @@ def gather_evidence(
         units.extend(quotable_units(chunk, n, len(units)))
     # A sentence under a heading the question names says what the heading says ("Your first day": "Arrive at
     # 9:30 at the reception desk"), beside a sentence elsewhere that repeats the words ("first five days").
-    headings = [named_section(set(weights), chunk.heading_path) for chunk in sources]
+    asked = set(weights)
+    headings = [named_section(asked, chunk.heading_path) for chunk in sources]
 
     # A passage's rank among those of its language: the other language's passages say nothing of how well
     # retrieval found this language's (in a knowledge base of one language, its rank).

@@ -74,7 +74,7 @@ Fused = tuple[Hashable, float, dict[str, int], dict[str, float]]  # key, fused s
 
 def reciprocal_rank_fusion(
     rankings: dict[str, list[tuple[int, float]]], weights: dict[str, float], k: int
-) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
+) -> list[Fused]:
     """Fuse ranked (row, score) lists: score(row) = Σ weight_r / (k + rank_r). Ties keep first-seen order."""
     fused: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
@@ -92,7 +92,7 @@ def reciprocal_rank_fusion(
 def score_fusion(
     rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]],
     weights: dict[str, float], foreign: dict[int, float] | None = None, sighted: bool = False,
-) -> list[tuple[int, float, dict[str, int], dict[str, float]]]:
+) -> list[Fused]:
     """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
     retriever's exact score (`exact[r][row]`), normalised over the candidates.
 
@@ -144,8 +144,9 @@ def named_sections_first(query: str, fused: list[Fused],
     if len(chunks) != len(fused):  # a backend drops keys it no longer holds: then lift none
         return fused, chunks
     asked = set(tokenize(query))
-    lifted = [(key, score + (NAMED_SECTION_BONUS if named_section(asked, chunk.heading_path) else 0.0), rank, raw)
-              for (key, score, rank, raw), chunk in zip(fused, chunks)]
+    named = [bool(named_section(asked, chunk.heading_path)) for chunk in chunks]
+    lifted = [(key, score + NAMED_SECTION_BONUS * lift, rank, raw)
+              for (key, score, rank, raw), lift in zip(fused, named)]
     order = sorted(range(len(lifted)), key=lambda n: -lifted[n][1])
     return [lifted[n] for n in order], [chunks[n] for n in order]
 

@@ -586,8 +586,8 @@ def test_a_word_only_the_other_languages_rule_says_is_no_near_miss(plain_handboo
     assert "Unused days expire on 31 March" in quotes(answer)[0]
 
 
-@pytest.mark.parametrize("question", ["What do I need to do on my first day?", "What happens on my first day?",
-                                      "What should I do on my first day?"])
+@pytest.mark.parametrize("question", ["What do I need to do on my first day?",
+                                      "What happens on my first day?", "What should I do on my first day?"])
 def test_the_section_a_question_names_answers_though_its_sentences_do_not_repeat_it(handbook, question):
     """The onboarding guide's "Your first day" never says "first day" in its sentences; "Complete these
     courses … within your first five working days" (under "Your first week") and "tell your manager … on the

@@ -175,8 +175,8 @@ def test_a_child_killed_mid_parse_is_reported_with_its_signal_and_the_limit(tmp_
     slow = long_text_docx(tmp_path / "slow.docx", template, megabytes=20)
     with MinerUWorker(MinerUOptions(home=str(tmp_path / "mineru"), timeout=120, memory_limit_mb=4096)) as worker:
         assert worker.parse(template).items
-        # The 20 MB file takes the child about 1.5 s to parse (on a fast machine): killed at 1.5 s, it had once
-        # already answered; at 0.3 s it is surely still parsing, however fast the machine.
+        # The 20 MB file takes the child about 1.5 s to parse (on a fast machine): killed at 1.5 s, it had
+        # once already answered; at 0.3 s it is surely still parsing, however fast the machine.
         killer = threading.Timer(0.3, os.kill, (worker._process.pid, signal.SIGKILL))
         killer.start()
         with pytest.raises(ParserFailure) as failure:
