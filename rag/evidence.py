@@ -143,6 +143,8 @@ class Evidence:
     # the best one would answer the opposite (rag.negation)
     opposite: bool = False
     starts: list[int] = field(default_factory=list)  # where each passage begins in its document
+    # The question's names and numbers (tokens), each with the tokens it is written as in either language
+    names: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def led_by(self, language: str) -> Evidence:
         """This evidence with the units of `language` first (quoted first when its evidence decided)."""
@@ -236,7 +238,7 @@ def gather_evidence(
         best_words = set(tokenize(own_best.unit.matched_text))
         missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources],
-                        starts=[c.start for c in sources])
+                        starts=[c.start for c in sources], names=_names_written(question, language))
     # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
     quoted = languages[chosen[0].unit.source] if chosen else language
     top = max((u for u in chosen if languages[u.unit.source] == quoted), key=lambda u: u.cosine, default=None)
@@ -642,17 +644,35 @@ def _surface(question: str, token: str) -> str:
     return token
 
 
+def _question_names(question: str, language: str) -> set[str]:
+    """The tokens of the question's names, numbers and codes."""
+    # In another language than the known two, a capital says little (German nouns): its codes and numbers.
+    # ... and "I'm", "I've" are no names either (tokenize keeps a contraction whole).
+    if not is_known(language):
+        return {t for c in codes_in(question) for t in tokenize(c)}
+    named = (t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)))
+    return {t for t in named if not function_word(t)}
+
+
+def _names_written(question: str, language: str) -> dict[str, frozenset[str]]:
+    """Each name of the question (its token) with the tokens it is written as in either language: itself and
+    the dictionary's translations ("shanghai": 上海, 上海市…)."""
+    names = _question_names(question, language)
+    out = {t: {t} for t in names}
+    for phrase, found in translations(question, language) if is_known(language) else ():
+        for token in tokenize(phrase):
+            if token in out:
+                out[token] |= {w for f in found for w in tokenize(f)}
+    return {t: frozenset(forms) for t, forms in out.items()}
+
+
 def _signals(question: str, language: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
              missing: tuple[str, ...], weights: dict[str, float], total: float,
              found_for: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
     """Answerability signals of the sentence level (the passage-level ones are the gate's own) of `question`,
     in `language`; `sentence` is the best unit's cosine on its passage language's scale. A name the best
     passage holds in the knowledge base's own words (`found_for`: "NYC" as "New York") is no missing name."""
-    # In another language than the known two, a capital says little (German nouns): its codes and numbers.
-    # ... and "I'm", "I've" are no names either (tokenize keeps a contraction whole).
-    named = (t for m in _NAME.finditer(question.strip()) for t in tokenize(m.group(0)))
-    names = ({t for t in named if not function_word(t)}
-             if is_known(language) else {t for c in codes_in(question) for t in tokenize(c)})
+    names = _question_names(question, language)
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     said_as = {t: found for word, found in (found_for or {}).items() for t in tokenize(word)}
     best_passage |= {t for t in names if set(said_as.get(t, ())) & best_passage}

@@ -21,11 +21,12 @@ from dataclasses import replace
 
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
+from rag.lexical import tokenize
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
 from rag.quotable import ARTICLE, LIST_ITEM, Unit
 from rag.text import sentence_spans
-from rag.types import Chunk
+from rag.types import SECTION_SEPARATOR, Chunk
 
 # An article of a statute or a list item is one provision: it costs one sentence of the budget.
 _ITEM = re.compile(ARTICLE.pattern + "|" + LIST_ITEM.pattern[1:])
@@ -110,6 +111,8 @@ ACROSS = 0.05
 # words (rag.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
 # other language's unit first where the best one in the asker's language says none of them (_said_first).
 OWN_WORDS = 0.5
+# A document's title this long or longer, written in a quote, names it (shorter ones are common words)
+MIN_TITLE = 4
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
@@ -169,7 +172,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
                 break
         else:
             excerpts.append([unit])
-    return _askers_own_first(excerpts, evidence, other, asked)
+    excerpts = _askers_own_first(excerpts, evidence, other, asked)
+    return _pointed_to_first(_named_first(excerpts, evidence, other), evidence)
 
 
 def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: ScoredUnit | None,
@@ -189,6 +193,46 @@ def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: Sco
         return excerpts  # the asker's language's sentence says little of what the best one answers
     own = next((e for e in excerpts if any(u is other.unit for u in e)), None)
     return excerpts if own is None else [own] + [e for e in excerpts if e is not own]
+
+
+def _named_first(excerpts: list[list[Unit]], evidence: Evidence,
+                 other: ScoredUnit | None) -> list[list[Unit]]:
+    """`excerpts` led by the other language's answer (`other`) when it writes every name and number of the
+    question (as asked or translated) and the first writes none: "In Shanghai, how much can I claim for a
+    hotel night?" is answered by the China office's rule that names 上海, not the global policy's, which
+    names other cities. Only between the two answers: a runner-up that names the place is no answer for
+    it ("What's the hotel limit in Lisbon?": not the Portugal Day row)."""
+    names = evidence.names.values()
+    if other is None or len(excerpts) < 2 or not names:
+        return excerpts
+
+    def written(excerpt: list[Unit]) -> int:
+        held = set(tokenize(" ".join(u.text for u in excerpt)))
+        return sum(1 for forms in names if forms & held)
+
+    lead = next((e for e in excerpts[1:] if any(u is other.unit for u in e)), None)
+    if lead is None or written(excerpts[0]) or written(lead) < len(names):
+        return excerpts
+    return [lead] + [e for e in excerpts if e is not lead]
+
+
+def _pointed_to_first(excerpts: list[list[Unit]], evidence: Evidence) -> list[list[Unit]]:
+    """`excerpts` led by the quotes of a document that the first one names as where the rule is: "How long is
+    maternity leave for the China office?" is best matched by the leave policy's "Employees of the China
+    office follow 年假与请假制度", a signpost; the rule it points to, quoted too, answers (the signpost stays,
+    after it)."""
+    if len(excerpts) < 2 or not evidence.sections:
+        return excerpts
+    lead = " ".join(u.text for u in excerpts[0])
+    files = {excerpt[0].source: evidence.sections[excerpt[0].source][0] for excerpt in excerpts}
+    own = files[excerpts[0][0].source]
+    for excerpt in excerpts[1:]:
+        file, context = evidence.sections[excerpt[0].source]
+        title = context.split(SECTION_SEPARATOR)[0].strip()
+        if file != own and len(title) >= MIN_TITLE and title in lead:
+            pointed = [e for e in excerpts if files[e[0].source] == file]
+            return pointed + [e for e in excerpts if files[e[0].source] != file]
+    return excerpts
 
 
 def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk] | None = None,

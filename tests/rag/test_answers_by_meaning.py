@@ -297,6 +297,30 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
     assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
 
 
+def test_the_rule_that_names_the_place_asked_about_comes_first(handbook):
+    """"In Shanghai, …": the global policy's hotel rule is closest by meaning but names other cities; the
+    China office's 第七条 names 上海 ("Shanghai" in the dictionary) and is quoted first (it came second)."""
+    answer = ask(handbook, "In Shanghai, how much can I claim for a hotel night?")
+    excerpts = quotes(answer)
+    assert "上海" in excerpts[0] and "每晚不超过六百元" in excerpts[0], answer.text
+    assert any("150 EUR per night" in e for e in excerpts[1:]), answer.text
+
+
+@pytest.mark.parametrize("question, rule", [
+    ("How long is maternity leave for the China office?", "女员工生育享受产假一百五十八天"),
+    ("How is sick pay calculated for China office staff?", "超过五天的部分按当地最低工资标准的百分之八十发放"),
+])
+def test_the_rule_a_signpost_points_to_is_quoted_before_it(handbook, question, rule):
+    """The leave policy's closest sentence to a question about the China office is its signpost, "Employees
+    of the China office follow 年假与请假制度"; the rule of that document answers, and comes first (it came
+    second), the signpost after it."""
+    answer = ask(handbook, question)
+    excerpts = quotes(answer)
+    assert rule in excerpts[0], answer.text
+    assert answer.citations[0].chunk.file == "年假与请假制度.md"
+    assert any("Employees of the China office follow" in e for e in excerpts[1:]), answer.text
+
+
 @pytest.mark.parametrize("question, own, other", [
     ("打车能报销吗？", "可乘坐出租车或网约车", "Taxis and ride-hailing are reimbursed"),
     ("发票丢了怎么办？", "费用说明单", "Lost receipts can be replaced"),

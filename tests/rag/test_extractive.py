@@ -256,3 +256,51 @@ def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
     assert chosen((), "en") == [[best.unit.text]]
     assert chosen(("zh",), "en") == [[best.unit.text], [chinese.unit.text]]
     assert chosen((), "zh") == [[best.unit.text], [chinese.unit.text]]
+
+
+def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
+    """"Employees of the China office follow 年假与请假制度" names the other quoted document by its title: that
+    document's quote answers and leads; the signpost stays, after it."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    signpost = _scored(0, 0, "Employees of the China office follow 年假与请假制度.", "sentence", 0.85)
+    rule = _scored(1, 0, "女员工生育享受产假一百五十八天。", "sentence", 0.84)
+
+    def chosen(title: str) -> list[list[str]]:
+        evidence = Evidence([signpost, rule], [signpost.unit, rule.unit], languages=["en", "zh"],
+                            sections=[("leave.docx", "Annual Leave Policy"), ("leave.md", f"{title} › 三、产假")])
+        return [[u.text for u in e] for e in choose_quotes(evidence, confirmed=("zh",), asked="en")]
+
+    assert chosen("年假与请假制度") == [[rule.unit.text], [signpost.unit.text]]
+    assert chosen("请假制度汇编") == [[signpost.unit.text], [rule.unit.text]], "a title it does not name"
+    assert chosen("年假") == [[signpost.unit.text], [rule.unit.text]], "a title too short to name a document"
+
+
+def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_none():
+    """"In Shanghai, …": the China office's rule writes 上海, the global one other cities."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    best = _scored(0, 0, "Hotels are reimbursed up to 150 EUR per night in London and Paris.", "sentence",
+                   0.874)
+    china = _scored(1, 0, "第七条 北京、上海每晚不超过六百元。", "paragraph", 0.864)
+
+    def chosen(names: dict[str, frozenset[str]]) -> list[str]:
+        evidence = Evidence([best, china], [best.unit, china.unit], languages=["en", "zh"],
+                            sections=[("travel.md", "Travel"), ("差旅.md", "差旅报销制度")], names=names)
+        return [e[0].text for e in choose_quotes(evidence, confirmed=("zh",), asked="en")]
+
+    assert chosen({"shanghai": frozenset({"shanghai", "上海"})}) == [china.unit.text, best.unit.text]
+    assert chosen({"london": frozenset({"london", "伦敦"})}) == [best.unit.text, china.unit.text], \
+        "the first writes a name asked about"
+    assert chosen({"shanghai": frozenset({"shanghai", "上海"}), "2027": frozenset({"2027"})}) == \
+        [best.unit.text, china.unit.text], "no quote writes every name"
+    assert chosen({}) == [best.unit.text, china.unit.text]
+    # ... only the other language's answer: not a runner-up of the best one's language that names the place
+    row = _scored(2, 0, "| 2026-06-10 | Portugal Day | Lisbon | Closed |", "row", 0.872)
+    evidence = Evidence([best, row], [best.unit, row.unit], languages=["en", "zh", "en"],
+                        sections=[("travel.md", "Travel"), ("差旅.md", "差旅报销制度"),
+                                  ("holidays.xlsx", "Holidays")],
+                        names={"lisbon": frozenset({"lisbon", "里斯本"})})
+    assert choose_quotes(evidence, asked="en")[0][0].text == best.unit.text
