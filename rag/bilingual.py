@@ -56,6 +56,8 @@ def _glosses(senses: str, proper: bool = False) -> list[str]:
     bare name that starts each sense ("shanghai" for "Shanghai municipality, central east China")."""
     out: list[str] = []
     for sense in senses.split("/"):
+        # "PRC National Day": the country is the dictionary's context, not part of the name
+        sense = re.sub(r"^PRC (?=[A-Z])", "", sense)
         name = _NAME.match(sense) if proper else None
         if name and len(name.group(0).split()) <= MAX_PHRASE:
             out.append(name.group(0).lower())

@@ -13,6 +13,7 @@ import re
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _HAN = re.compile(r"[零〇一二三四五六七八九十百千万亿两]+")
+_NUMERAL = re.compile(r"[\d.,零〇一二三四五六七八九十百千万亿两]+")
 _MULTIPLIER = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
 _HAN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 # A single numeral counts in a sentence only before a unit or measure word ("七天", "三个", "第五条").
@@ -20,6 +21,11 @@ _UNIT_AFTER = "天日年月周个元次条项件人名岁倍页章节号点%％"
 _NOT_NUMBERS = {"万一", "千万", "一一", "十足", "百万分"}
 _REFERENCE = re.compile(r"〔[^〔〕\n]{0,24}〕")  # a bracketed number the model wrote ("Annex [3]"), not a claim
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]\s*)?(?:\d{1,2}[.)、]|[一二三四五六七八九十]{1,2}[、.])\s+|^\s*#+\s*")
+
+
+def numeral(word: str) -> bool:
+    """Whether `word` is only a number, in digits or Chinese numerals (十一, 600, 三百五十)."""
+    return bool(_NUMERAL.fullmatch(word))
 
 
 def stated_numbers(sentence: str) -> set[float]:

@@ -16,6 +16,7 @@ from rag.bilingual import american_spelling, chinese_for, first_sense, senses
 from rag.jargon import plain_words
 from rag.languages import detect_language, is_known
 from rag.lexical import STOP_WORDS, UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, words
+from rag.numbers import numeral
 
 # How a question asks, not what it asks about: never a key term (nor looked up), though a handbook may never
 # use them. Also the facet it asks of its topic — a limit, a rule, a procedure ("请客吃饭上限多少": the topic
@@ -75,7 +76,9 @@ def round_trip(word: str, language: str) -> tuple[str, ...]:
         for _, chinese in chinese_for(word):
             senses = [first_sense(c) for c in chinese if len(c) > 1]
             found += [s for s in senses if s and len(s.split()) == 1 and s != word.lower()]
-    return tuple(w for w in dict.fromkeys(found) if w not in STOP_WORDS)
+    # ... never a number: 国庆节, "PRC National Day", is 十一 ("October 1st") too, which the knowledge base
+    # writes in every date and article number (三月三十一日, 第十一条)
+    return tuple(w for w in dict.fromkeys(found) if w not in STOP_WORDS and not numeral(w))
 
 
 def _back_to_chinese(gloss: str, word: str) -> list[str]:

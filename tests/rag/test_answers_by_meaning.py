@@ -297,6 +297,15 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
     assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
 
 
+def test_a_holiday_asked_for_in_chinese_is_the_holiday_tables_row(handbook):
+    """"国庆节放几天假？" quoted the carry-over rule (至次年三月三十一日: 十一 was taken for 国庆节, "October 1st"),
+    and without that, warned that the handbook does not mention 国庆节 ("PRC National Day" matched no row). The
+    table's National Day row answers."""
+    answer = ask(handbook, "国庆节放几天假？")
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert "Closed 1-7 October" in quotes(answer)[0], answer.text
+
+
 def test_the_rule_that_names_the_place_asked_about_comes_first(handbook):
     """"In Shanghai, …": the global policy's hotel rule is closest by meaning but names other cities; the
     China office's 第七条 names 上海 ("Shanghai" in the dictionary) and is quoted first (it came second)."""

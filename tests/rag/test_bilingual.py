@@ -175,3 +175,11 @@ def test_a_words_common_senses_come_before_a_proper_nouns_it_also_writes(chinese
     assert english in bilingual.english_words(chinese)
     assert name not in bilingual.first_sense(chinese)
     assert english in bilingual.to_english(f"{chinese}是什么意思").split()
+
+
+def test_the_country_a_name_is_glossed_in_is_no_part_of_it():
+    """CC-CEDICT glosses 国庆节 "PRC National Day": a holiday table says "National Day", and "prc" — a word
+    no English handbook writes — kept the phrase from matching it."""
+    assert bilingual.first_sense("国庆节") == "national day"
+    assert bilingual.english_words("国庆节")[:2] == ("national", "day")
+    assert "prc" in bilingual.english_words("中港"), "a gloss where no name follows keeps it"

@@ -47,6 +47,14 @@ def test_single_characters_and_phrases_do_not_lead_astray():
     assert "bicycle" in round_trip("bike", "en")
 
 
+def test_a_number_is_no_word_for_a_name():
+    """国庆节 ("PRC National Day") is also 十一, "October 1st": a guide writes 十一 in every date and article
+    number (三月三十一日, 第十一条), and the carry-over rule held it for "国庆节放几天假？"."""
+    idf = idf_of(GUIDE + ["当年未休完的年假可顺延至次年三月三十一日。", "| 2026-10-01 | National Day | Closed |"])
+    assert "十一" not in round_trip("国庆节", "zh")
+    assert synonyms("国庆节放几天假？", idf) == {}
+
+
 def test_a_part_of_a_compound_does_not_stand_for_it():
     """电脑 comes back from English as 计算机 ("computer"); a guide that writes only 计算 — "calculate", as in
     按五十元计算 — does not mention computers. Nor is 计算 ("to compute") a word for "computer" itself."""
