@@ -56,6 +56,9 @@ NEAR_MISS_BELOW = 0.84
 # across languages the model's cosines sit close together, and the dictionary is exact where it knows a
 # word (squad2-zh answers holding the gold .684 -> .789 at 0.05; 0.03: .763, 0.1: .763, 0.2: .658).
 TRANSLATED_WEIGHT = 0.05
+# A token this long or longer that begins another is its stem ("probat" of "probationari"); shorter ones
+# begin too many unrelated words ("part" of "parti", party; "art" of "articl")
+DERIVED_STEM = 6
 # Language pairs where the model's relatedness also vets a word the dictionary finds missing: en -> zh (on
 # lawref-en it dropped 5 of 7 false warnings: "landlord" for the statutes' 出租人); not zh -> en, where it
 # relates every Chinese word to the English policies (年终奖, 丧假, 加班费 were no longer caught).
@@ -340,9 +343,18 @@ def _said_under(question: str, language: str, units: list[ScoredUnit], sources: 
 
 
 def _phrase_in(phrase: tuple[str, ...], lines: list[list[str]]) -> bool:
-    """Whether the tokens of `phrase` follow one another in one of `lines`."""
+    """Whether the tokens of `phrase` follow one another in one of `lines`, each as it is or as a word derived
+    from the same stem (`_derived`)."""
     size = len(phrase)
-    return any(tuple(line[i:i + size]) == phrase for line in lines for i in range(len(line) - size + 1))
+    return any(all(_derived(a, b) for a, b in zip(phrase, line[i:i + size]))
+               for line in lines for i in range(len(line) - size + 1))
+
+
+def _derived(one: str, other: str) -> bool:
+    """Whether two tokens are one word, or one is the other's stem with a suffix the stemmer keeps:
+    "probationary period" (probationari) is the guide's "probation period" (probat)."""
+    short, long = sorted((one, other), key=len)
+    return one == other or (len(short) >= DERIVED_STEM and long.startswith(short) and short.isascii())
 
 
 def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:

@@ -297,6 +297,15 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
     assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
 
 
+def test_a_translation_derived_from_the_guides_word_says_it(handbook):
+    """试用期 is a "probationary period" to the dictionary (the stemmer keeps probationari), the guide says
+    "probation period" (probat): counted as saying it, the guide's sentence leads — not the marriage-leave rule,
+    closer by the asker's language alone, which came first."""
+    answer = ask(handbook, "新员工试用期多长？")
+    assert "The probation period is six months." in quotes(answer)[0], answer.text
+    assert "婚假" not in answer.text, answer.text
+
+
 def test_a_holiday_asked_for_in_chinese_is_the_holiday_tables_row(handbook):
     """"国庆节放几天假？" quoted the carry-over rule (至次年三月三十一日: 十一 was taken for 国庆节, "October 1st"),
     and without that, warned that the handbook does not mention 国庆节 ("PRC National Day" matched no row). The
