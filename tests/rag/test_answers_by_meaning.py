@@ -299,8 +299,8 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
 
 def test_a_translation_derived_from_the_guides_word_says_it(handbook):
     """试用期 is a "probationary period" to the dictionary (the stemmer keeps probationari), the guide says
-    "probation period" (probat): counted as saying it, the guide's sentence leads — not the marriage-leave rule,
-    closer by the asker's language alone, which came first."""
+    "probation period" (probat): counted as saying it, the guide's sentence leads — not the marriage-leave
+    rule, closer by the asker's language alone, which came first."""
     answer = ask(handbook, "新员工试用期多长？")
     assert "The probation period is six months." in quotes(answer)[0], answer.text
     assert "婚假" not in answer.text, answer.text
