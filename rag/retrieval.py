@@ -375,7 +375,10 @@ class Retriever:
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
                                  sighted)[:max(top_k, NAMED_DEPTH)]
             chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
-            fused, chunks = named_sections_first(lexical_query, fused, chunks)
+            # A heading of the other language is named by the question's words translated ("第一天": "Your
+            # first day")
+            naming = f"{lexical_query} {translate(query, language)}" if translating else lexical_query
+            fused, chunks = named_sections_first(naming, fused, chunks)
             fused, chunks = fused[:top_k], chunks[:top_k]
             # Each hit shows its scores as measured (for a passage in the other language, its cosine measured
             # partly against the translated question); the gate puts the cosine on its own scale itself.

@@ -297,6 +297,15 @@ def test_each_offices_rule_is_quoted_when_both_languages_answer(handbook):
     assert intro in lines and "陪产假十五天" in lines[lines.index(intro) + 1], answer.text
 
 
+def test_a_heading_of_the_other_language_is_named_by_the_question_translated(handbook):
+    """"第一天几点到？" names the onboarding guide's "Your first day" in translation (第一天: "first … day"); that
+    section was not among the passages, and the answer was refused ("no quoted sentence states a time of
+    day")."""
+    answer = ask(handbook, "第一天几点到？")
+    assert not answer.refused, answer.refusal_reason
+    assert "Arrive at 9:30" in quotes(answer)[0], answer.text
+
+
 def test_a_translation_derived_from_the_guides_word_says_it(handbook):
     """试用期 is a "probationary period" to the dictionary (the stemmer keeps probationari), the guide says
     "probation period" (probat): counted as saying it, the guide's sentence leads — not the marriage-leave
