@@ -52,6 +52,17 @@ RELATED_TERM = 0.82
 # notes on 11.7 % of answerable questions without this bound, 0.8 % with it). On the scale of the
 # question's language (set on English's; rag.scales).
 NEAR_MISS_BELOW = 0.84
+# ... unless the words no candidate mentions are what the question is about, and the sentences match only
+# its setting: "Do I get stock options?", "Can I get a bonus at the end of the year?" match the benefits
+# and leave rules at .84-.86, while "To where did Ethelred flee?" matches the sentence that names Ethelred.
+# Then a word is a near miss when the model relates it to no best unit at this cosine (in a domain the
+# sentences are close to most of its words: "bonus" .835, "bank" .838 against the handbook's), the missing
+# words hold this share of the question's key words, no sentence of its language holds more than
+# MATCHED_SAID of them, and the closest writes none of its names (English; squad2's answerable questions:
+# notes on 6 → 10 of 1,278, BENCHMARKS.md).
+MATCHED_RELATED = 0.84
+TOPIC_SHARE = 0.35
+MATCHED_SAID = 0.28
 # ... and of the share of the question's words an other-language unit holds translated (rag.bilingual):
 # across languages the model's cosines sit close together, and the dictionary is exact where it knows a
 # word (squad2-zh answers holding the gold .684 -> .789 at 0.05; 0.03: .763, 0.1: .763, 0.2: .658).
@@ -232,14 +243,16 @@ def gather_evidence(
     _score(chosen, sources, similarity, language, languages, translated, total)
     _said_under(question, language, chosen, sources, languages, keys, key_total, held)
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
-    missing = _missing_terms(question, language, question_terms, sources[:first], languages,
-                             [c for c in chosen if c.unit.source < first], idf, terms)
     # ... and a word is no near miss when the best sentence in the question's language (the language of the
     # synonyms) holds one of them: "per diem" where the travel policy says "daily meal allowance"
     own_best = next((c for c in chosen if languages[c.unit.source] == language), None)
-    if found_for and own_best is not None:
-        best_words = set(tokenize(own_best.unit.matched_text))
-        missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
+    best_words = set(tokenize(own_best.unit.matched_text)) if found_for and own_best is not None else set()
+    # (the question is put in its own words when that sentence, or its headings, holds one: "Booking leave")
+    headed = set(tokenize(sources[own_best.unit.source].context)) if best_words else set()
+    paraphrased = any(t in best_words | headed for found in found_for.values() for t in found)
+    missing = _missing_terms(question, language, question_terms, sources[:first], languages,
+                             [c for c in chosen if c.unit.source < first], idf, terms, paraphrased)
+    missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources],
                         starts=[c.start for c in sources], names=_names_written(question, language))
     # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
@@ -422,9 +435,12 @@ def _embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
 
 def _missing_terms(question: str, language: str, question_terms: list[str], sources: list[Chunk],
                    languages: list[str], units: list[ScoredUnit], idf: Idf,
-                   terms: TermSimilarity | None) -> tuple[str, ...]:
+                   terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
     """Key terms of the question (in `language`) — words the knowledge base never uses — that no
-    candidate passage mentions and that the embedded model does not relate to any of the best units.
+    candidate passage mentions and that the embedded model does not relate to any of the best units. Where a
+    sentence matches the question well, only when they are its topic (`_topic_missing`) and it is not
+    `paraphrased` (the best sentence holds the knowledge base's own word for one of its words: "leave" for
+    "vacation", where "Can my manager refuse my vacation request?" lacks "refuse").
     Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
     if not sources or terms is None or not units:
@@ -439,7 +455,8 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     if not is_known(language) and not _spaced_words(question, language):
         return ()  # Japanese and Korean attach particles and endings to their words: 休暇は, 휴가는
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
-    if not across and max(u.cosine for u in own) >= below:
+    matched = not across and max(u.cosine for u in own) >= below
+    if matched and language != "en":
         return _absent_in_both(question, language, languages, sources, idf)
     present = _words_of(sources)
     rare = idf([UNSEEN])[UNSEEN]
@@ -472,10 +489,38 @@ def _missing_terms(question: str, language: str, question_terms: list[str], sour
     best = (units if across else own)[:5]
     texts = [_embedded_text(s, sources) for s in best]
     passages = [languages[s.unit.source] for s in best]
-    related = same_language_threshold(RELATED_TERM, language, "sentence")
+    related = same_language_threshold(MATCHED_RELATED if matched else RELATED_TERM, language, "sentence")
     rows = _mixed_rows(terms, surfaces, texts, language, passages)
-    return tuple(w for w, row in zip(surfaces, rows)
-                 if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+    found = tuple(w for w, row in zip(surfaces, rows)
+                  if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
+    if matched and (paraphrased or not _topic_missing(question, language, found, own, idf)):
+        return ()  # a sentence matches the question well, and says what it is about
+    return found
+
+
+def _topic_missing(question: str, language: str, found: tuple[str, ...], own: list[ScoredUnit],
+                   idf: Idf) -> bool:
+    """Whether the words `found` missing are what an English question is about, though a sentence of its
+    language matches it well: they hold `TOPIC_SHARE` of its key words, no sentence holds more than
+    `MATCHED_SAID` of them, and the closest one writes none of its names."""
+    return (language == "en" and _key_share(question, found, idf) >= TOPIC_SHARE
+            and max(u.said for u in own) <= MATCHED_SAID and not _names_it(question, language, own))
+
+
+def _names_it(question: str, language: str, units: list[ScoredUnit]) -> bool:
+    """Whether the unit closest to the question writes one of its names: then it speaks of what the question
+    asks about, and a word it lacks is more likely said otherwise ("Which Irish cities had large Huguenot
+    enclaves?")."""
+    best = max(units, key=lambda u: u.cosine)
+    return bool(_question_names(question, language) & set(tokenize(best.unit.matched_text)))
+
+
+def _key_share(question: str, found: tuple[str, ...], idf: Idf) -> float:
+    """The share of the IDF mass of the question's key words (not how it asks) that `found` holds."""
+    keys = {t for t in tokenize(question) if not asks(t) and (len(t) > 1 or t.isascii())}
+    weights = idf(sorted(keys)) if keys else {}
+    held = {t for word in found for t in tokenize(word)}
+    return sum(w for t, w in weights.items() if t in held) / (sum(weights.values()) or 1.0)
 
 
 def _untranslated_only(question: str, language: str, surfaces: list[str], present: set[str], idf: Idf,
