@@ -64,7 +64,7 @@ def test_a_near_miss_names_what_is_asked_about_not_its_verb(handbuch, question, 
 
 
 def test_topic_words_keep_the_opening_word_when_it_is_the_only_one():
-    from rag.evidence import _topic_words
+    from rag.near_miss import _topic_words
     assert _topic_words("Jobticket?", ["Jobticket"], {"bahncard"}) == ["Jobticket"]
     assert _topic_words("Zahlt die Firma?", ["Zahlt", "Firma"], {"zahlen", "firmenlaptop"}) == []
     assert _topic_words("Darf ich den Hund mitbringen?", ["Hund"], {"hundert"}) == ["Hund"]  # 4 letters: whole
