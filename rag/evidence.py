@@ -27,7 +27,7 @@ from rag.negation import asks_what_is_not, denial_first
 from rag.quotable import ARTICLE, Unit, quotable_units
 from rag.scales import comparable, measured_across, on_passage_scale
 from rag.sections import NUMBERING, named_section
-from rag.synonyms import asks, synonyms
+from rag.synonyms import is_key, synonyms
 from rag.types import Chunk
 
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
@@ -159,7 +159,7 @@ def gather_evidence(
     extra = [t for found in found_for.values() for t in found]
     weights = idf(sorted(set(question_terms + extra + (tokenize(query) if query else []))))
     total = sum(weights.values()) or 1.0
-    keys = {t: w for t, w in weights.items() if not asks(t) and (len(t) > 1 or t.isascii())}
+    keys = {t: w for t, w in weights.items() if is_key(t)}
     key_total = sum(keys.values()) or 1.0
     language = detect_language(question)
     languages = [passage_language(c) for c in sources]
@@ -214,8 +214,8 @@ def gather_evidence(
     own_best = next((c for c in chosen if languages[c.unit.source] == language), None)
     best_words = set(tokenize(own_best.unit.matched_text)) if found_for and own_best is not None else set()
     # (the question is put in its own words when that sentence, or its headings, holds one: "Booking leave")
-    headed = set(tokenize(sources[own_best.unit.source].context)) if best_words else set()
-    paraphrased = any(t in best_words | headed for found in found_for.values() for t in found)
+    under = set(tokenize(sources[own_best.unit.source].context)) if best_words else set()
+    paraphrased = any(t in best_words | under for found in found_for.values() for t in found)
     missing = missing_terms(question, language, question_terms, sources[:first], languages,
                             [c for c in chosen if c.unit.source < first], idf, terms, paraphrased)
     missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))

@@ -18,7 +18,7 @@ from rag.bilingual import chinese_for, first_sense, kind_of, senses, translation
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
-from rag.synonyms import asks, light_verbs_object
+from rag.synonyms import asks, is_key, light_verbs_object
 from rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -64,9 +64,9 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
                   terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
     """Key terms of the question (in `language`) — words the knowledge base never uses — that no
     candidate passage mentions and that the embedded model does not relate to any of the best units. Where a
-    sentence matches the question well, only when they are its topic (`_topic_missing`) and it is not
-    `paraphrased` (the best sentence holds the knowledge base's own word for one of its words: "leave" for
-    "vacation", where "Can my manager refuse my vacation request?" lacks "refuse").
+    sentence matches the question well, only when they are its topic (`_said_little`, `TOPIC_SHARE`) and it
+    is not `paraphrased` (the best sentence holds the knowledge base's own word for one of its words: "leave"
+    for "vacation", where "Can my manager refuse my vacation request?" lacks "refuse").
     Names and numbers are the gate's `missing_names`; single Chinese characters are too ambiguous to count."""
     below = same_language_threshold(NEAR_MISS_BELOW, language, "sentence")
     if not sources or terms is None or not units:
@@ -84,6 +84,8 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
     matched = not across and max(u.cosine for u in own) >= below
     if matched and language != "en":
         return _absent_in_both(question, language, languages, sources, idf)
+    if matched and (paraphrased or not _said_little(question, language, own)):
+        return ()  # a sentence matches the question well, and says what it is about
     present = _words_of(sources)
     rare = idf([UNSEEN])[UNSEEN]
     if across:  # the question's words are not the passages': the dictionary says which it lacks
@@ -119,18 +121,16 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
     rows = _mixed_rows(terms, surfaces, texts, language, passages)
     found = tuple(w for w, row in zip(surfaces, rows)
                   if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
-    if matched and (paraphrased or not _topic_missing(question, language, found, own, idf)):
-        return ()  # a sentence matches the question well, and says what it is about
+    if matched and _key_share(question, found, idf) < TOPIC_SHARE:
+        return ()  # ... and the words it lacks are not what the question is about
     return found
 
 
-def _topic_missing(question: str, language: str, found: tuple[str, ...], own: list[ScoredUnit],
-                   idf: Idf) -> bool:
-    """Whether the words `found` missing are what an English question is about, though a sentence of its
-    language matches it well: they hold `TOPIC_SHARE` of its key words, no sentence holds more than
-    `MATCHED_SAID` of them, and the closest one writes none of its names."""
-    return (language == "en" and _key_share(question, found, idf) >= TOPIC_SHARE
-            and max(u.said for u in own) <= MATCHED_SAID and not _names_it(question, language, own))
+def _said_little(question: str, language: str, own: list[ScoredUnit]) -> bool:
+    """Whether the sentences of an English question's language, though one matches it well, may only match
+    its setting: none holds more than `MATCHED_SAID` of its key words, and the closest writes none of its
+    names. Its missing words are then a near miss when they hold `TOPIC_SHARE` of those key words."""
+    return max(u.said for u in own) <= MATCHED_SAID and not _names_it(question, language, own)
 
 
 def _names_it(question: str, language: str, units: list[ScoredUnit]) -> bool:
@@ -143,7 +143,7 @@ def _names_it(question: str, language: str, units: list[ScoredUnit]) -> bool:
 
 def _key_share(question: str, found: tuple[str, ...], idf: Idf) -> float:
     """The share of the IDF mass of the question's key words (not how it asks) that `found` holds."""
-    keys = {t for t in tokenize(question) if not asks(t) and (len(t) > 1 or t.isascii())}
+    keys = {t for t in tokenize(question) if is_key(t)}
     weights = idf(sorted(keys)) if keys else {}
     held = {t for word in found for t in tokenize(word)}
     return sum(w for t, w in weights.items() if t in held) / (sum(weights.values()) or 1.0)

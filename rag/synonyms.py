@@ -57,6 +57,12 @@ def asks(word: str) -> bool:
     return word in asking() or function_word(word)
 
 
+def is_key(token: str) -> bool:
+    """Whether a token of a question is one of its key words: not how it asks, nor a single Chinese
+    character (丢 of 发票丢了 means too many things to say what the question is about)."""
+    return not asks(token) and (len(token) > 1 or token.isascii())
+
+
 @lru_cache(maxsize=4096)
 def round_trip(word: str, language: str) -> tuple[str, ...]:
     """Words of `language` the bilingual dictionary gives for `word` by way of the other language: its first
