@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/answer_quality.py --data-dir DATA_DIR [--sets squad2,lawref] [--limit N]
         [--gate default|off] [--answerable-only] [--name answer_quality]
 
-Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, handbook, handbook-other,
-squad2-other, handbuch, trilingual, handbook-chat. Per set, of the answerable questions: recall@5 and
+Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, lawref-en-more, handbook,
+handbook-other, squad2-other, handbuch, trilingual, handbook-chat (and the -orig sets). Per set, of the answerable questions: recall@5 and
 recall@10 of the gold among the candidates the answer is made from (squad2 and lawref: the hit rule of
 ../shared/datasets/README.md; handbook: a passage of the gold file), the share of answers that are right —
 squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers` strings (case and spacing

@@ -6,8 +6,12 @@ answer and a retrieved passage are judged.
   lawref     lawref/questions.jsonl vs all of lawref/docs; refusal.jsonl vs lawref/docs without the files of
              refusal-exclude.txt (there those questions have no answer)
   lawref-en  lawref/questions-en.jsonl (English questions, Chinese statutes) vs all of lawref/docs
-  squad2-zh-orig, lawref-en-orig
-             the same questions as squad2-zh and lawref-en, as first asked in the documents' language (matched
+  lawref-en-more
+             benchmarks/data/lawref_questions_en_more.jsonl: 40 more of lawref's questions (spread over all of
+             it), put into English for this project, vs all of lawref/docs; gold by id (a check that what
+             lawref-en gains is not fitted to its 26)
+  squad2-zh-orig, lawref-en-orig, lawref-en-more-orig
+             the same questions as squad2-zh, lawref-en and lawref-en-more, as first asked in the documents' language (matched
              by id): the same-language figures the cross-language ones are compared with
   handbook   benchmarks/data/handbook_questions.jsonl vs examples/handbook (colloquial, cross-language and
              near-topic unanswerable questions written for the sample handbook)
@@ -42,11 +46,13 @@ from rag.index.discovery import read_exclude_file
 from rag.markers import CANONICAL
 from rag.types import Answer, Chunk
 
-SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "squad2-zh-orig", "lawref-en-orig", "handbook",
-             "squad2-other", "handbook-other", "handbuch", "trilingual", "handbook-chat")
+SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "lawref-en-more", "squad2-zh-orig", "lawref-en-orig",
+             "lawref-en-more-orig", "handbook", "squad2-other", "handbook-other", "handbuch", "trilingual",
+             "handbook-chat")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
+LAWREF_EN_MORE = PROJECT / "benchmarks" / "data" / "lawref_questions_en_more.jsonl"
 HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
 HANDBUCH_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbuch_questions.jsonl"
 _SPACE = re.compile(r"\s+")
@@ -185,6 +191,15 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
             parts.append(Part(lawref, lawref / "docs", exclude,
                               _limited(load_rows(lawref / "refusal.jsonl"), limit)))
         return QuestionSet(name, parts, lawref_judge, gold_passage)
+    if name in ("lawref-en-more", "lawref-en-more-orig"):
+        lawref = DATASETS / "lawref"
+        gold = {r["id"]: r for r in load_rows(lawref / "questions.jsonl")}
+        rows = [gold[r["id"].rsplit(":", 1)[0]] for r in load_rows(LAWREF_EN_MORE)]
+        if name == "lawref-en-more":
+            rows = [row | {"id": row["id"] + ":en", "question": r["question"], "lang": r["lang"]}
+                    for row, r in zip(rows, load_rows(LAWREF_EN_MORE))]
+        return QuestionSet(name, [Part(lawref, lawref / "docs", (), _limited(rows, limit))], lawref_judge,
+                           gold_passage)
     if name == "squad2-other":
         squad = DATASETS / "squad2"
         gold = {r["id"]: r for r in load_rows(squad / "questions.jsonl")}
