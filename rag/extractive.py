@@ -111,6 +111,10 @@ ACROSS = 0.05
 # words (rag.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
 # other language's unit first where the best one in the asker's language says none of them (_said_first).
 OWN_WORDS = 0.5
+# ... and one of the other language holding less than this share of the question's words translated, and
+# none of its key words, is no second answer beside one in the asker's language that holds them
+# (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal, rag.gate.TRANSLATED)
+SOUNDS_ALIKE = 0.3
 # A document's title this long or longer, written in a quote, names it (shorter ones are common words)
 MIN_TITLE = 4
 
@@ -173,7 +177,33 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         else:
             excerpts.append([unit])
     excerpts = _askers_own_first(excerpts, evidence, other, asked)
-    return _pointed_to_first(_named_first(excerpts, evidence, other), evidence)
+    excerpts = _pointed_to_first(_named_first(excerpts, evidence, other), evidence)
+    return _sounding_alike_left_out(excerpts, evidence, asked)
+
+
+def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
+                             asked: str) -> list[list[Unit]]:
+    """`excerpts` without the other language's that say none of the question's key words (with their
+    headings, translated) and hold little of its words translated (`SOUNDS_ALIKE`), where the first is in
+    the asker's language and holds most of its key words (`OWN_WORDS`): that sentence answers, and across
+    languages a sentence close only by how the question sounds is no second answer ("出差可以坐一等座吗":
+    第五条, not the onboarding guide's "first week"; "Can I expense a cab to the airport?": not the airline
+    class rule beside the China office's taxi rule)."""
+    if len(excerpts) < 2 or not evidence.languages or not is_known(asked):
+        return excerpts
+    scored = {id(s.unit): s for s in evidence.units}
+    head = [scored[id(u)] for u in excerpts[0] if id(u) in scored]
+    first_says = max((s.said for s in head), default=0.0)
+    if evidence.languages[excerpts[0][0].source] != asked or first_says < OWN_WORDS:
+        return excerpts
+
+    def sounds_alike(excerpt: list[Unit]) -> bool:
+        units = [scored[id(u)] for u in excerpt if id(u) in scored]
+        language = evidence.languages[excerpt[0].source]
+        return (language != asked and is_known(language) and bool(units)
+                and all(s.said_under == 0 and s.translated < SOUNDS_ALIKE for s in units))
+
+    return [e for e in excerpts if not sounds_alike(e)]
 
 
 def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: ScoredUnit | None,

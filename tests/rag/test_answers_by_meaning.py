@@ -678,3 +678,17 @@ def test_something_came_up_is_how_a_question_asks_not_a_near_miss(handbook, ques
     answer = ask(handbook, question)
     assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
     assert "每年累计不超过十五天" in quotes(answer)[0]
+
+
+@pytest.mark.parametrize("question, answer, unrelated", [
+    ("出差可以坐一等座吗", "可乘坐一等座", "goal-setting meeting"),
+    ("Can I expense a cab to the airport?", "Taxis and ride-hailing are reimbursed", "经济舱"),
+])
+def test_no_other_language_quote_that_only_sounds_like_the_question(handbook, question, answer, unrelated):
+    """The asker's language answers, holding the question's key words; the other language's sentence beside
+    it holds none of them and little translated — the onboarding guide's "first week" for 一等座, the
+    airline class rule for a cab — and is not quoted."""
+    found = ask(handbook, question)
+    quoted = "\n".join(quotes(found))
+    assert answer in quotes(found)[0], found.text
+    assert unrelated not in quoted, found.text
