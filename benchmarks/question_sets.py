@@ -11,8 +11,8 @@ answer and a retrieved passage are judged.
              it), put into English for this project, vs all of lawref/docs; gold by id (a check that what
              lawref-en gains is not fitted to its 26)
   squad2-zh-orig, lawref-en-orig, lawref-en-more-orig
-             the same questions as squad2-zh, lawref-en and lawref-en-more, as first asked in the documents' language (matched
-             by id): the same-language figures the cross-language ones are compared with
+             the same questions as squad2-zh, lawref-en and lawref-en-more, as first asked in the documents'
+             language (matched by id): the same-language figures the cross-language ones are compared with
   handbook   benchmarks/data/handbook_questions.jsonl vs examples/handbook (colloquial, cross-language and
              near-topic unanswerable questions written for the sample handbook)
   squad2-other
@@ -46,9 +46,9 @@ from rag.index.discovery import read_exclude_file
 from rag.markers import CANONICAL
 from rag.types import Answer, Chunk
 
-SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "lawref-en-more", "squad2-zh-orig", "lawref-en-orig",
-             "lawref-en-more-orig", "handbook", "squad2-other", "handbook-other", "handbuch", "trilingual",
-             "handbook-chat")
+SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "lawref-en-more", "squad2-zh-orig",
+             "lawref-en-orig", "lawref-en-more-orig", "handbook", "squad2-other", "handbook-other", "handbuch",
+             "trilingual", "handbook-chat")
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
@@ -194,10 +194,11 @@ def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSe
     if name in ("lawref-en-more", "lawref-en-more-orig"):
         lawref = DATASETS / "lawref"
         gold = {r["id"]: r for r in load_rows(lawref / "questions.jsonl")}
-        rows = [gold[r["id"].rsplit(":", 1)[0]] for r in load_rows(LAWREF_EN_MORE)]
+        written = load_rows(LAWREF_EN_MORE)
+        rows = [gold[r["id"].rsplit(":", 1)[0]] for r in written]
         if name == "lawref-en-more":
-            rows = [row | {"id": row["id"] + ":en", "question": r["question"], "lang": r["lang"]}
-                    for row, r in zip(rows, load_rows(LAWREF_EN_MORE))]
+            rows = [row | {"id": r["id"], "question": r["question"], "lang": r["lang"]}
+                    for row, r in zip(rows, written)]
         return QuestionSet(name, [Part(lawref, lawref / "docs", (), _limited(rows, limit))], lawref_judge,
                            gold_passage)
     if name == "squad2-other":
