@@ -204,8 +204,7 @@ def gather_evidence(
         # Across languages the passages' order says less (a Chinese question's English passages rank close
         # together): half the budget goes to the units holding the most of the question's words, translated.
         across_only = all(p != language for p in languages[:first])
-        chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, 2 if across_only else 4,
-                            ranked=not across_only)
+        chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, across_only)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
     _score(chosen, sources, similarity, language, languages, translated, total)
     _said_under(question, language, chosen, sources, languages, keys, key_total, held)
@@ -271,16 +270,15 @@ def _named_row_first(units: list[ScoredUnit], sources: list[Chunk]) -> list[Scor
     return [named] + [u for u in units if u is not named]
 
 
-def _shortlist(candidates: list[ScoredUnit], budget: int, share: int = 4,
-               ranked: bool = True) -> list[ScoredUnit]:
-    """Up to `budget` units: those of the best passages in reading order, and 1/`share` of the budget kept
-    for the units of later passages that share the most rare words with the question (squad2-zh answers
-    holding the gold .868 -> .895 and lawref-en .231 -> .308 with half of it across languages). Not
-    `ranked` (every passage is in another language than the question), a unit's translated words count
-    whatever its passage's rank: the order says little there, and gold articles ranked 5th went unread
-    (lawref-en .385 -> .462)."""
+def _shortlist(candidates: list[ScoredUnit], budget: int, across: bool = False) -> list[ScoredUnit]:
+    """Up to `budget` units: those of the best passages in reading order, and a quarter of the budget kept
+    for the units of later passages that share the most rare words with the question. `across` (every
+    passage is in another language than the question): half of it (squad2-zh answers holding the gold .868
+    -> .895 and lawref-en .231 -> .308), and a unit's translated words count whatever its passage's rank —
+    the order says little there, and gold articles ranked 5th went unread (lawref-en .385 -> .462)."""
+    share = 2 if across else 4
     by_words = sorted((c for c in candidates if c.words > 0),
-                      key=lambda s: -(s.words if ranked else s.lexical + s.translated))
+                      key=lambda s: -(s.lexical + s.translated if across else s.words))
     chosen: dict[int, ScoredUnit] = {}
     # The best passages' units first; then the rarest-word ones; a short passage list leaves room for the rest.
     for c in chain(candidates[: budget - budget // share], by_words, candidates):

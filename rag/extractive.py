@@ -189,12 +189,12 @@ def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
     languages a sentence close only by how the question sounds is no second answer ("出差可以坐一等座吗":
     第五条, not the onboarding guide's "first week"; "Can I expense a cab to the airport?": not the airline
     class rule beside the China office's taxi rule)."""
-    if len(excerpts) < 2 or not evidence.languages or not is_known(asked):
+    if len(excerpts) < 2 or not is_known(asked) or not evidence.languages:
+        return excerpts
+    if evidence.languages[excerpts[0][0].source] != asked:
         return excerpts
     scored = {id(s.unit): s for s in evidence.units}
-    head = [scored[id(u)] for u in excerpts[0] if id(u) in scored]
-    first_says = max((s.said for s in head), default=0.0)
-    if evidence.languages[excerpts[0][0].source] != asked or first_says < OWN_WORDS:
+    if max((scored[id(u)].said for u in excerpts[0] if id(u) in scored), default=0.0) < OWN_WORDS:
         return excerpts
 
     def sounds_alike(excerpt: list[Unit]) -> bool:
