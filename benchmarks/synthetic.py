@@ -65,4 +65,6 @@ def tiled_snapshot(real: Snapshot, copies: int, hnsw_threshold: int) -> Snapshot
     size = copies * real.dense.size
     dense = DenseIndex.build(tile_vectors(real.dense.vectors, size), hnsw_threshold=hnsw_threshold)
     manifest = replace(real.manifest, version=f"{real.version}-x{copies}", chunk_count=size)
-    return Snapshot(real.path, manifest, real.chunks * copies, dense, tile_lexical(real.lexical, copies))
+    glossed = tile_lexical(real.glossed, copies) if real.glossed is not None else None
+    lexical = tile_lexical(real.lexical, copies)
+    return Snapshot(real.path, manifest, real.chunks * copies, dense, lexical, glossed)

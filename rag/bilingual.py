@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rag import user_dirs
 from rag.languages import KNOWN
-from rag.lexical import STOP_WORDS, latin_words, stem_words, word_frequency, words
+from rag.lexical import STOP_WORDS, TOKENIZER_NAME, latin_words, stem_words, tokenize, word_frequency, words
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 # A proper noun's sense starts with its name: "Shanghai municipality, central east China".
@@ -292,6 +292,23 @@ def _content_words(text: str) -> list[str]:
 def to_english(text: str) -> str:
     """`text`'s words in English, word for word (empty when nothing translates)."""
     return " ".join(w for _, translated in english_for(text) for w in translated)
+
+
+GLOSSED_LANGUAGE = "zh"  # the passages glossed at index time: in English, the dictionary's other language
+
+
+def gloss(text: str) -> list[str]:
+    """A Chinese passage's words in English (`to_english`), as BM25 tokens: what an English question's own
+    words find the passage by, whichever Chinese words the dictionary would pick for the question's (解除
+    for "terminate", 申请 for "apply": the question-side translation keeps only three Chinese words per
+    English one, often not the statutes'; BENCHMARKS.md)."""
+    return tokenize(to_english(text))
+
+
+def gloss_name() -> str:
+    """What makes `gloss`'s tokens (the dictionary, its parse, the tokenizer): the work cache keeps them
+    under this name, so another dictionary's glosses are never read back."""
+    return f"gloss-en:{TOKENIZER_NAME}:{_file_name().removesuffix('.marshal')}"
 
 
 def _joined(found: list[str]) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rag.bilingual import translate
+from rag.bilingual import GLOSSED_LANGUAGE, translate
 from rag.embedding.base import Embedder
 from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.jargon import spelled_out
@@ -25,7 +25,7 @@ from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import TOKENIZER_NAME, tokenize
 from rag.scales import comparable, measured_across, translation_for
 from rag.sections import named_section
-from rag.synonyms import expanded
+from rag.synonyms import expanded, is_key
 from rag.types import EVERYTHING, Chunk, Hit, Scope
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -38,6 +38,14 @@ FUSION_METHODS: tuple[str, ...] = ("rrf", "scores")
 # .563 -> .567; a bonus of 0.08 / 0.15 / 0.2 / 0.3: MRR@10 .450 / .447 / .442 / .435.
 NAMED_SECTION_BONUS = 0.1
 NAMED_DEPTH = 20
+# An English question's BM25 on a Chinese passage is this much its BM25 on the passage's gloss (rag.bilingual.
+# gloss), the rest its translated words' on the passage itself (with_glosses). English questions on all of
+# lawref (lawref-en / lawref-en-more), answers holding the gold article: .462 / .300 without glosses; with
+# the gloss BM25 scaled by its best, .500 / .325 at a weight of .4 and .5, .462 / .325 at .3, .423 / .350 at
+# .7, the larger of the two .346 / .325. Scaled by its best alone it cost the handbook sets two honest near
+# misses, by the whole `ideal` the lawref gain; by half of it, one near miss (BENCHMARKS.md).
+GLOSS_WEIGHT = 0.5
+GLOSS_IDEAL_SHARE = 0.5
 
 
 class IndexMismatchError(RuntimeError):
@@ -92,6 +100,7 @@ def reciprocal_rank_fusion(
 def score_fusion(
     rankings: dict[str, list[tuple[int, float]]], exact: dict[str, dict[int, float]],
     weights: dict[str, float], foreign: dict[int, float] | None = None, sighted: bool = False,
+    scaled: bool = False,
 ) -> list[Fused]:
     """Fuse by Σ weight_r · minmax_r(score): every candidate found by any retriever carries every
     retriever's exact score (`exact[r][row]`), normalised over the candidates.
@@ -102,7 +111,7 @@ def score_fusion(
     pulled down: their BM25 is taken as the same-language candidates' typical (mean) one, or, when every
     candidate is foreign, they are scored by the other retrievers alone. Unless `sighted`: BM25 read them
     through the question translated word for word, so a zero is a miss (an English question's unrelated
-    Chinese passages)."""
+    Chinese passages). `scaled`: `foreign`'s BM25 is on a 0-to-1 scale of its own already (with_glosses)."""
     foreign = foreign or {}
     rows = list(dict.fromkeys(row for ranking in rankings.values() for row, _ in ranking))
     ranks = {row: {} for row in rows}
@@ -121,7 +130,7 @@ def score_fusion(
         # their best: scored by dense alone, a German question's English rule outranked the German one as
         # close by meaning that holds the question's words (trilingual, BENCHMARKS.md); with no
         # same-language candidate, the weights are those of the retrievers that see them.
-        top = max(foreign.values())
+        top = 1.0 if scaled else max(foreign.values())
         seen = {name: normalised[name] for name in exact if name != "bm25"}
         if (top > 0 or sighted) and "bm25" in exact:
             seen["bm25"] = {row: value / top if top > 0 else 0.0 for row, value in foreign.items()}
@@ -183,6 +192,25 @@ def _mixed(exact: dict[str, dict[Hashable, float]], translated: dict[str, dict[H
     for key, cosine in translated["dense"].items():
         dense[key] = measured_across(dense[key], cosine, language)
     return {**exact, "dense": dense}
+
+
+def with_glosses(foreign: dict[Hashable, float], glossed: dict[Hashable, float],
+                 languages: dict[Hashable, str], ideal: float) -> dict[Hashable, float] | None:
+    """`foreign`'s BM25 (the translated question's, on each passage in another language) scaled by its best,
+    with each glossed passage's share `GLOSS_WEIGHT` its BM25 on the gloss instead: the dictionary's picks for
+    the question's words and the passage's own words translated both count. The gloss BM25 is scaled by its
+    best, or by GLOSS_IDEAL_SHARE of `ideal` (a gloss holding each of the question's words once) when that is
+    more: a gloss that holds only the question's commonest word ("year" of "a bonus at the end of the year")
+    counts little. None when no gloss holds any of the question's words."""
+    glossy = [key for key in foreign if languages.get(key) == GLOSSED_LANGUAGE]
+    best_gloss = max((glossed.get(key, 0.0) for key in glossy), default=0.0)
+    if best_gloss <= 0:
+        return None
+    best, scale = max(foreign.values()), max(best_gloss, GLOSS_IDEAL_SHARE * ideal)
+    scaled = {key: value / best if best > 0 else 0.0 for key, value in foreign.items()}
+    for key in glossy:
+        scaled[key] = (1 - GLOSS_WEIGHT) * scaled[key] + GLOSS_WEIGHT * glossed.get(key, 0.0) / scale
+    return scaled
 
 
 def holds_translation_target(snapshot: SearchIndex, language: str) -> bool:
@@ -349,6 +377,8 @@ class Retriever:
             rankings["bm25"] = bm25()
             if translating:
                 rankings.update(self._translated(snapshot, query, language, depth, row_filter))
+            if translating and language != GLOSSED_LANGUAGE:
+                rankings["glossed"], found["glossed"] = snapshot.gloss_ranking(query, depth, row_filter)
             rankings["dense"] = dense_future.result()
             if "translated_dense" in found:
                 rankings["translated_dense"] = found["translated_dense"]
@@ -362,18 +392,20 @@ class Retriever:
             exact = snapshot.exact_scores(keys, found["vector"], lexical_query, found.get("bm25")) if keys else {}
             foreign: dict[Hashable, float] = {}
             languages: dict[Hashable, str] = {}
-            sighted = False
+            sighted = scaled = False
             if across:
                 languages = self._languages.of(snapshot, keys)
                 foreign, sighted = self._foreign(snapshot, keys, query, language, languages, found["vector"],
                                                  exact)
+                if rankings.get("glossed") and foreign:
+                    foreign, scaled = self._glossed(snapshot, query, foreign, languages, found["glossed"])
             # The question translated word for word reads only passages of the dictionary's other language.
             translatable = [key for key in foreign if is_known(languages.get(key, ""))]
             if translatable and "translated_vector" in found:
                 against = snapshot.exact_scores(translatable, found["translated_vector"], "", None)
                 exact = _mixed(exact, against, language)
             fused = score_fusion(rankings, _lifted(exact, foreign, language, languages), weights, foreign,
-                                 sighted)[:max(top_k, NAMED_DEPTH)]
+                                 sighted, scaled)[:max(top_k, NAMED_DEPTH)]
             chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
             # A heading of the other language is named by the question's words translated ("第一天": "Your
             # first day")
@@ -418,6 +450,16 @@ class Retriever:
         if not translated.strip() or translated == query:
             return {}
         return {"translated": snapshot.bm25_ranking(translated, depth, row_filter)[0]}
+
+    @staticmethod
+    def _glossed(snapshot: SearchIndex, query: str, foreign: dict[Hashable, float],
+                 languages: dict[Hashable, str], state: Any) -> tuple[dict[Hashable, float], bool]:
+        """`foreign` with_glosses, and whether it is on a scale of its own now (unchanged when no gloss holds
+        any of the question's words)."""
+        glossed = snapshot.gloss_scores(list(foreign), query, state)
+        ideal = sum(snapshot.gloss_terms.idf([t for t in tokenize(query) if is_key(t)]).values())
+        mixed = with_glosses(foreign, glossed, languages, ideal)
+        return (mixed, True) if mixed is not None else (foreign, False)
 
     @staticmethod
     def _foreign(snapshot: SearchIndex, keys: list[Hashable], query: str, language: str,

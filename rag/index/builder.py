@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.access import MAX_IDS, merge_access, parse_ids, read_sidecar
+from rag.bilingual import GLOSSED_LANGUAGE, gloss, gloss_name
 from rag.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
@@ -125,6 +126,7 @@ class _FileResult:
     chunks: list[Chunk]
     record: FileRecord
     tokens: list[list[str]] = field(default_factory=list)
+    glosses: list[list[str]] = field(default_factory=list)  # rag.bilingual.gloss, per chunk ([]: not glossed)
     metadata_updated: bool = False
 
 
@@ -211,7 +213,7 @@ class IndexBuilder:
         else:
             sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
             for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
-                result.tokens = self._tokens(result.chunks)
+                result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result.chunks)
         began = time.perf_counter()
         # A document its source dates (a git source's last commit, a page's version date) needs no git log.
         undated = [s for s in sources if not (s.meta and s.meta.date)]
@@ -266,6 +268,7 @@ class IndexBuilder:
             and prev_manifest.roots == report.roots
             and prev_manifest.exclude == exclude
             and prev_manifest.sources == declared_sources
+            and prev_manifest.glossing == _glossing(results)
         ):
             report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
             report.dense_index = prev_manifest.dense_index
@@ -356,7 +359,7 @@ class IndexBuilder:
                     report.metadata_updated.append(source.rel)
             self._queue_missing_vectors(result.chunks, worker)
             began = time.perf_counter()
-            result.tokens = self._tokens(result.chunks)
+            result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result.chunks)
             tokenize_time += time.perf_counter() - began
             results.append(result)
         progress(IndexProgress("parse", len(sources), len(sources)))
@@ -474,11 +477,15 @@ class IndexBuilder:
             files={r.source.rel: r.record for r in results},
             skipped=skipped,
             exclude=exclude,  # remembered so a refresh without arguments indexes the same set
+            glossing=_glossing(results),
         )
         tokens = [t for r in results for t in r.tokens]
         if len(tokens) != len(chunks):  # BM25 rows must be the chunks' rows
             raise RuntimeError(f"{len(tokens)} BM25 token lists for {len(chunks)} chunks")
-        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold)
+        glosses = [g for r in results for g in r.glosses]
+        if len(glosses) != len(chunks):
+            raise RuntimeError(f"{len(glosses)} glosses for {len(chunks)} chunks")
+        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold, glosses=glosses)
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]
@@ -489,6 +496,23 @@ class IndexBuilder:
             self.cache.put_tokens(TOKENIZER_NAME, [k for k, _ in todo], fresh)
             cached.update((k, t) for (k, _), t in zip(todo, fresh))
         return [cached[k] for k in keys]
+
+    def _glosses(self, chunks: list[Chunk]) -> list[list[str]]:
+        """Each chunk's words in English as BM25 tokens (rag.bilingual.gloss) where it is Chinese, else []."""
+        name = gloss_name()
+        keys = [text_key(c.indexed_text) if passage_language(c) == GLOSSED_LANGUAGE else None for c in chunks]
+        cached = self.cache.get_tokens(name, [k for k in keys if k is not None])
+        todo = {k: c.indexed_text for c, k in zip(chunks, keys) if k is not None and k not in cached}
+        if todo:
+            fresh = [gloss(text) for text in todo.values()]
+            self.cache.put_tokens(name, list(todo), fresh)
+            cached.update(zip(todo, fresh))
+        return [cached[k] if k is not None else [] for k in keys]
+
+
+def _glossing(results: list[_FileResult]) -> str:
+    """The manifest's `glossing` for these files: what glossed their Chinese passages ("": none has one)."""
+    return gloss_name() if any(gloss for result in results for gloss in result.glosses) else ""
 
 
 def _confirm_lock(held: object) -> None:

@@ -25,15 +25,15 @@ class LexicalIndex:
             retriever.index(corpus_tokens, show_progress=False)
         return cls(retriever, len(corpus_tokens))
 
-    def save(self, directory: Path) -> None:
+    def save(self, directory: Path, name: str = "bm25") -> None:
         if self.size:
-            self._retriever.save(str(directory / "bm25"), show_progress=False)
+            self._retriever.save(str(directory / name), show_progress=False)
 
     @classmethod
-    def load(cls, directory: Path, size: int) -> LexicalIndex:
+    def load(cls, directory: Path, size: int, name: str = "bm25") -> LexicalIndex:
         if size == 0:
             return cls.build([])
-        return cls(bm25s.BM25.load(str(directory / "bm25"), show_progress=False), size)
+        return cls(bm25s.BM25.load(str(directory / name), show_progress=False), size)
 
     def idf(self, tokens: list[str]) -> dict[str, float]:
         """Inverse document frequency (BM25 form) of each token; unseen tokens get the maximum."""

@@ -34,6 +34,11 @@ ANALYZER = {
 }
 
 
+# The passages' glosses (rag.bilingual.gloss) are our own BM25 tokens already, joined by spaces: Milvus only
+# splits them again (Milvus Lite knows no whitespace tokenizer; "standard" splits our tokens nowhere else).
+GLOSS_ANALYZER = {"tokenizer": "standard"}
+
+
 class MilvusUnavailableError(RuntimeError):
     """Milvus cannot be reached or refused the request (the message never carries the token)."""
 
@@ -105,7 +110,8 @@ def call(method: Any, *args: Any, **kwargs: Any) -> Any:
         raise MilvusUnavailableError(f"Milvus {method.__name__}{target} failed: {_reason(exc)}") from None
 
 
-def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool) -> None:
+def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool, glossed: bool = False) -> None:
+    """A collection of chunks; `glossed`: with a BM25 of their glosses too (`gloss_text`, `gloss_sparse`)."""
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False)
@@ -128,12 +134,20 @@ def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool) -> Non
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["bm25_text"],
                                  output_field_names=["sparse"]))
+    if glossed:
+        schema.add_field("gloss_text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True,
+                         analyzer_params=GLOSS_ANALYZER)
+        schema.add_field("gloss_sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(Function(name="gloss_bm25", function_type=FunctionType.BM25,
+                                     input_field_names=["gloss_text"], output_field_names=["gloss_sparse"]))
     index = client.prepare_index_params()
     if hnsw:
         index.add_index("dense", index_type="HNSW", metric_type="IP", params=HNSW_PARAMS)
     else:
         index.add_index("dense", index_type="FLAT", metric_type="IP")
     index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    if glossed:
+        index.add_index("gloss_sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
 
 
@@ -142,10 +156,12 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
-def chunk_row(chunk: Chunk, vector: Any) -> dict[str, Any]:
+def chunk_row(chunk: Chunk, vector: Any, gloss: list[str] | None = None) -> dict[str, Any]:
+    """A chunk as a row; `gloss` (its rag.bilingual.gloss) for a collection with glosses."""
     parts = chunk.file.split("/")[:-1]
     folders = ["/".join(parts[: i + 1]) for i in range(len(parts))][:FOLDER_DEPTH]
-    return {
+    glossed = {} if gloss is None else {"gloss_text": gloss_text(gloss)}
+    return glossed | {
         "id": chunk.id, "file": chunk.file, "folders": folders, "title": chunk.title,
         "heading_path": json.dumps(list(chunk.heading_path), ensure_ascii=False), "text": chunk.text,
         "lead": chunk.lead, "url": chunk.url or "", "doc_version": chunk.doc_version, "doc_date": chunk.doc_date,
@@ -153,6 +169,11 @@ def chunk_row(chunk: Chunk, vector: Any) -> dict[str, Any]:
         "bm25_text": normalise(chunk.indexed_text), "dense": [float(x) for x in vector],
         "collection": chunk.collection, "access": list(chunk.access),
     }
+
+
+def gloss_text(tokens: list[str]) -> str:
+    """Gloss tokens as the `gloss_text` field holds them (within its limit), or a query of them."""
+    return " ".join(tokens).encode()[:TEXT_MAX].decode(errors="ignore")
 
 
 def row_chunk(row: dict[str, Any]) -> Chunk:

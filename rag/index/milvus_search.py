@@ -16,12 +16,14 @@ from rag.index.milvus_schema import (
     CHUNK_FIELDS,
     HNSW_EF,
     call,
+    gloss_text,
     ids_filter,
     normalise,
     row_chunk,
     row_filter,
 )
 from rag.index.snapshot import Manifest
+from rag.lexical import tokenize
 from rag.types import EVERYTHING, Chunk, Scope
 
 _CACHED_CHUNKS = 4096
@@ -68,17 +70,20 @@ class _Chunks:
 
 
 class MilvusSnapshot:
-    def __init__(self, client: Any, collection: str, manifest: Manifest, terms: TermCounts) -> None:
+    def __init__(self, client: Any, collection: str, manifest: Manifest, terms: TermCounts,
+                 gloss_terms: TermCounts | None = None) -> None:
         self.client = client
         self.collection = collection  # searched by name, not alias: one query sees one version
         self.manifest = manifest
         self.terms = terms
+        self.gloss_terms = gloss_terms  # the glosses' document frequencies (None: no glosses)
         self._cache: OrderedDict[str, tuple[Chunk, np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
         described = {f["name"] for f in call(client.describe_collection, collection).get("fields", [])}
         self.fields = [f for f in CHUNK_FIELDS if f in described]
         # Written before collections and access lists: a collection is then its first folder (no lists yet).
         self.legacy = "collection" not in described
+        self.glossed = "gloss_sparse" in described  # written with the passages' glosses (rag.bilingual.gloss)
 
     @property
     def version(self) -> str:
@@ -128,6 +133,23 @@ class MilvusSnapshot:
         found = call(self.client.search, self.collection, data=[normalise(query)], anns_field="sparse",
                            limit=k, filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
         # Milvus Lite 3.2 reports BM25 as a negated distance, the server as the score: BM25 is never negative.
+        ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
+        return [(key, score) for key, score in ranked if score > 0]
+
+    def gloss_ranking(self, query: str, k: int,
+                      row_filter: str | None) -> tuple[list[tuple[str, float]], None]:
+        return self._gloss_bm25(query, k, row_filter), None
+
+    def gloss_scores(self, keys: list[str], query: str, state: None) -> dict[str, float]:
+        found = dict(self._gloss_bm25(query, len(keys), ids_filter(keys))) if keys else {}
+        return {key: found.get(key, 0.0) for key in keys}
+
+    def _gloss_bm25(self, query: str, k: int, row_filter: str | None) -> list[tuple[str, float]]:
+        text = gloss_text(tokenize(query))
+        if not self.glossed or self.gloss_terms is None or not text:
+            return []
+        found = call(self.client.search, self.collection, data=[text], anns_field="gloss_sparse", limit=k,
+                     filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
         ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
         return [(key, score) for key, score in ranked if score > 0]
 

@@ -91,9 +91,9 @@ class MilvusStore:
         version = self._version_of(collection) if collection else None
         if collection is None or version is None:
             self.current_path()  # raises the usual "no index" error
-        manifest, terms = self._read_meta(version)
+        manifest, terms, gloss_terms = self._read_meta(version)
         self._load(collection)
-        return MilvusSnapshot(self.client, collection, manifest, terms)
+        return MilvusSnapshot(self.client, collection, manifest, terms, gloss_terms)
 
     def _version_of(self, collection: str) -> str | None:
         self._load(self.meta)
@@ -116,33 +116,37 @@ class MilvusStore:
         if collection not in self._loaded and self._get_or_none(self.client.load_collection, collection) is not None:
             self._loaded.add(collection)
 
-    def _read_meta(self, version: str) -> tuple[Manifest, TermCounts]:
+    def _read_meta(self, version: str) -> tuple[Manifest, TermCounts, TermCounts | None]:
         rows = call(self.client.query, self.meta, filter=f"version == {quote(version)} and part >= 0",
                     output_fields=["part", "body"])
         if not rows:
             raise IndexNotFoundError(f"Milvus index version {version} has no manifest; run `ai-employee index`")
         blob = "".join(r["body"] for r in sorted(rows, key=lambda r: r["part"]))
         data = json.loads(gzip.decompress(base64.b64decode(blob)))
-        terms = TermCounts(data["df"], data["manifest"]["chunk_count"])
-        return Manifest.from_dict(data["manifest"]), terms
+        count = data["manifest"]["chunk_count"]
+        glosses = TermCounts(data["gloss_df"], count) if "gloss_df" in data else None
+        return Manifest.from_dict(data["manifest"]), TermCounts(data["df"], count), glosses
 
     # Writing.
 
     def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
         began = time.perf_counter()
         previous = build.previous if isinstance(build.previous, MilvusSnapshot) else None
-        if previous is not None and previous.legacy:
-            previous = None  # written by an older version (no collection or access fields): a new collection
+        if previous is not None and (previous.legacy or (build.manifest.glossing and not previous.glossed)):
+            # written by an older version (no collection or access fields), or without glosses: a new collection
+            previous = None
         if previous is not None:
             collection = previous.collection
             build.manifest.dense_index = previous.manifest.dense_index
-            self._update(collection, build, previous.ids())
+            self._update(collection, build, previous.ids(), previous.glossed)
         else:
             collection = f"{self.alias}_v{re.sub(r'[^A-Za-z0-9]', '_', build.manifest.version)}"
             hnsw = len(build.chunks) >= build.hnsw_threshold
             build.manifest.dense_index = "milvus-hnsw" if hnsw else "milvus-flat"
-            create_chunk_collection(self.client, collection, int(build.vectors.shape[1]), hnsw)
-            self._insert(collection, build.chunks, build.vectors, upsert=False)
+            create_chunk_collection(self.client, collection, int(build.vectors.shape[1]), hnsw,
+                                    glossed=bool(build.manifest.glossing))
+            self._insert(collection, build.chunks, build.vectors,
+                         self._glosses(build, None, bool(build.manifest.glossing)), upsert=False)
         call(self.client.flush, collection)
         timings["milvus_write"] = time.perf_counter() - began
         began = time.perf_counter()
@@ -153,19 +157,32 @@ class MilvusStore:
         self._prune(keep)
         timings["publish"] = time.perf_counter() - began
 
-    def _update(self, collection: str, build: IndexBuild, previous_ids: set[str]) -> None:
+    def _update(self, collection: str, build: IndexBuild, previous_ids: set[str], glossed: bool) -> None:
         """Upsert the chunks of touched files, then delete those no file has any more."""
         rows = [i for i, c in enumerate(build.chunks) if c.file in build.touched_files or c.id not in previous_ids]
-        self._insert(collection, [build.chunks[i] for i in rows], build.vectors[rows], upsert=True)
+        self._insert(collection, [build.chunks[i] for i in rows], build.vectors[rows],
+                     self._glosses(build, rows, glossed), upsert=True)
         gone = sorted(previous_ids - {c.id for c in build.chunks})
         for start in range(0, len(gone), _BATCH):
             call(self.client.delete, collection, filter=ids_filter(gone[start : start + _BATCH]))
 
-    def _insert(self, collection: str, chunks: list, vectors: np.ndarray, upsert: bool) -> None:
+    @staticmethod
+    def _glosses(build: IndexBuild, rows: list[int] | None, glossed: bool) -> list[list[str]] | None:
+        """The glosses of `build`'s chunks at `rows` (all: None) for a collection with glosses (`glossed`:
+        empty ones when the build has none, its Chinese files gone), or None for one without."""
+        if not glossed:
+            return None
+        chosen = range(len(build.chunks)) if rows is None else rows
+        return [build.glosses[i] if build.manifest.glossing else [] for i in chosen]
+
+    def _insert(self, collection: str, chunks: list, vectors: np.ndarray, glosses: list[list[str]] | None,
+                upsert: bool) -> None:
         write = self.client.upsert if upsert else self.client.insert
         for start in range(0, len(chunks), _BATCH):
-            part = chunks[start : start + _BATCH]
-            call(write, collection, [chunk_row(c, v) for c, v in zip(part, vectors[start : start + _BATCH])])
+            part, end = chunks[start : start + _BATCH], start + _BATCH
+            part_glosses = glosses[start:end] if glosses is not None else [None] * len(part)
+            rows = [chunk_row(c, v, g) for c, v, g in zip(part, vectors[start:end], part_glosses)]
+            call(write, collection, rows)
 
     def _ensure_meta(self) -> None:
         if call(self.client.has_collection, self.meta):
@@ -187,6 +204,8 @@ class MilvusStore:
         self._ensure_meta()
         terms = TermCounts.count(build.tokens)
         data = {"manifest": asdict(build.manifest), "df": terms.df}
+        if build.manifest.glossing:
+            data["gloss_df"] = TermCounts.count(build.glosses).df
         blob = base64.b64encode(gzip.compress(json.dumps(data, ensure_ascii=False).encode())).decode()
         version = build.manifest.version
         rows = [self._meta_row(f"doc/{version}/{n}", collection, version, n, blob[at : at + _PART])

@@ -50,6 +50,20 @@ class SearchIndex(Protocol):
         """The ranking and what `exact_scores` may reuse of it."""
         ...
 
+    @property
+    def gloss_terms(self) -> TermStats | None:
+        """The glosses' BM25 term weights (None: an index written without glosses)."""
+        ...
+
+    def gloss_ranking(self, query: str, k: int, row_filter: Any) -> tuple[Ranking, Any]:
+        """BM25 of `query` (in English) over the passages' glosses (rag.bilingual.gloss), and what
+        `gloss_scores` may reuse of it; empty for an index written without glosses."""
+        ...
+
+    def gloss_scores(self, keys: list[Hashable], query: str, state: Any) -> dict[Hashable, float]:
+        """The gloss BM25 of each key for `query`."""
+        ...
+
     def exact_scores(self, keys: list[Hashable], vector: np.ndarray, query: str,
                      bm25_state: Any) -> dict[str, dict[Hashable, float]]:
         """Cosine ("dense") and BM25 ("bm25") score of each key, whichever retriever found it."""

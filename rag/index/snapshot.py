@@ -2,7 +2,7 @@
 
 Layout under the data dir::
 
-    snapshots/<version>/manifest.json, chunks.jsonl, vectors.npy, [dense.faiss], bm25/
+    snapshots/<version>/manifest.json, chunks.jsonl, vectors.npy, [dense.faiss], bm25/, [bm25_gloss/]
     snapshots/.build-<id>/      a snapshot being written (removed if a run dies)
     CURRENT                     name of the live snapshot, replaced with os.replace
     index.lock                  held by the one indexing run allowed at a time
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
+GLOSS_DIR = "bm25_gloss"  # the BM25 of the passages' glosses, beside bm25/
 ACCESS_LISTS_SINCE = 2  # the metadata version (rag.parsing.loader) that reads access lists
 
 
@@ -88,6 +89,7 @@ class Manifest:
     exclude: list[str] = field(default_factory=list)
     format: int = FORMAT_VERSION
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # declared source -> type, collection, root
+    glossing: str = ""  # rag.bilingual.gloss_name of the passages' glosses in a BM25 of their own ("": none)
 
     def collection(self, name: str) -> str:
         """The collection of the indexed file `name` (also when it is no longer indexed, by its source)."""
@@ -133,6 +135,7 @@ class IndexBuild:
     hnsw_threshold: int
     touched_files: set[str] = field(default_factory=set)  # added, changed or re-dated since `previous`
     previous: Any = None  # the live SearchIndex of this store, when the chunks of unchanged files are its own
+    glosses: list[list[str]] = field(default_factory=list)  # each chunk's rag.bilingual.gloss ([]: none)
 
 
 @dataclass
@@ -142,6 +145,7 @@ class Snapshot:
     chunks: list[Chunk]
     dense: DenseIndex
     lexical: LexicalIndex
+    glossed: LexicalIndex | None = None  # BM25 over the passages' glosses (rag.bilingual.gloss)
 
     @property
     def version(self) -> str:
@@ -207,6 +211,24 @@ class Snapshot:
         scores = self.lexical.scores(tokens)
         return self.lexical.search(tokens, k, row_filter, scores=scores), scores
 
+    def gloss_ranking(self, query: str, k: int,
+                      row_filter: np.ndarray | None) -> tuple[list[tuple[int, float]], np.ndarray | None]:
+        """BM25 of `query` (in English) over the passages' glosses, and every row's score (None: no match)."""
+        if self.glossed is None:
+            return [], None
+        tokens = tokenize(query)
+        scores = self.glossed.scores(tokens)
+        return self.glossed.search(tokens, k, row_filter, scores=scores), scores
+
+    @property
+    def gloss_terms(self) -> LexicalIndex | None:
+        """The glosses' BM25 term weights (None: no glosses)."""
+        return self.glossed
+
+    def gloss_scores(self, keys: list[int], query: str, state: np.ndarray | None) -> dict[int, float]:
+        """The gloss BM25 of `keys`, from `gloss_ranking`'s scores of the same `query`."""
+        return {key: float(state[key]) if state is not None else 0.0 for key in keys}
+
     def exact_scores(self, keys: list[int], vector: np.ndarray, query: str,
                      bm25_state: np.ndarray | None) -> dict[str, dict[int, float]]:
         rows = np.array(sorted(keys), dtype=np.int64)
@@ -231,6 +253,8 @@ class Snapshot:
                 out.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
         self.dense.save(self.path)
         self.lexical.save(self.path)
+        if self.glossed is not None:
+            self.glossed.save(self.path, GLOSS_DIR)
         # The manifest goes last: a directory without one is never treated as complete.
         _write_atomic(self.path / "manifest.json", self.manifest.to_json())
 
@@ -243,12 +267,13 @@ class Snapshot:
         chunks = list(read_chunks(path))
         dense = DenseIndex.load(path)
         lexical = LexicalIndex.load(path, len(chunks))
+        glossed = LexicalIndex.load(path, len(chunks), GLOSS_DIR) if manifest.glossing else None
         if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count):
             raise IndexNotFoundError(f"snapshot {path.name} is inconsistent; run `ai-employee index` again")
         if any(record.metadata_version < ACCESS_LISTS_SINCE for record in manifest.files.values()):
             _log.warning("index %s was built before access lists were read: documents' access lists apply "
                          "from the next reindex (`ai-employee index` or /reindex)", manifest.version)
-        return cls(path, manifest, chunks, dense, lexical)
+        return cls(path, manifest, chunks, dense, lexical, glossed)
 
 
 def read_chunks(path: Path) -> Iterator[Chunk]:
@@ -332,12 +357,13 @@ class SnapshotStore:
 
         began = time.perf_counter()
         lexical = LexicalIndex.build(build.tokens)
+        glossed = LexicalIndex.build(build.glosses) if build.manifest.glossing else None
         timings["bm25"] = time.perf_counter() - began
         began = time.perf_counter()
         dense = DenseIndex.build(build.vectors, build.hnsw_threshold)
         timings["faiss"] = time.perf_counter() - began
         build.manifest.dense_index = dense.kind
-        snapshot = Snapshot(self.new_build_dir(), build.manifest, build.chunks, dense, lexical)
+        snapshot = Snapshot(self.new_build_dir(), build.manifest, build.chunks, dense, lexical, glossed)
         began = time.perf_counter()
         snapshot.save()
         self.publish(snapshot.path, snapshot.version, keep)

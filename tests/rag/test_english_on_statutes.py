@@ -106,3 +106,15 @@ def test_the_gold_article_of_a_later_passage_is_weighed(statutes_kb, questions):
     agent, management = answers
     assert "行纪人低于委托人指定的价格卖出" in agent.text, agent.text
     assert "第九百四十六条" in management.text or "解除物业服务合同" in management.text, management.text
+
+
+def test_the_passages_glosses_find_gold_articles_the_translated_question_misses(statutes_kb, questions,
+                                                                                 monkeypatch):
+    # The dictionary's Chinese for a question's English word is often not the statute's (terminate: 结束 晚期
+    # 终端, never 终止; deposit: 沉积 矿床, never 押金); each Chinese passage's words in English are searched too
+    with_glosses = found_in_top(statutes_kb, questions)
+    snapshot = statutes_kb.retriever.snapshot
+    assert snapshot.manifest.glossing
+    monkeypatch.setattr(snapshot, "gloss_ranking", lambda *args: ([], None))
+    without = found_in_top(statutes_kb, questions)
+    assert with_glosses >= without + 2, (with_glosses, without)

@@ -486,3 +486,55 @@ def test_a_file_whose_name_fills_the_file_systems_limit_is_indexed(kb, tmp_path)
     report = build(kb, [docs])
     assert report.added == [name] and not report.skipped
     assert kb.retriever.search("hotel per night", top_k=1)[0].chunk.file == name
+
+
+# Glosses: Chinese passages' words in English, a BM25 of their own -------------------------------------------
+
+
+def test_chinese_passages_are_glossed_and_found_by_english_words_the_dictionary_would_not_pick(kb, tmp_path):
+    """"deposit" translates to 沉积 and 矿床 (geology), never to the lease's 押金; the passage's own words
+    in English hold "deposit", so an English question finds it by its gloss."""
+    docs = write_corpus(tmp_path / "docs")
+    (docs / "hr" / "租房补贴.md").write_text(
+        "# 租房补贴\n\n## 押金\n\n员工租房支付的押金，公司可以先行垫付，租赁合同终止后由员工归还公司。\n", encoding="utf-8")
+    build(kb, [docs])
+    snapshot = kb.retriever.snapshot
+    assert snapshot.manifest.glossing.startswith("gloss-en:")
+    assert (kb.store.current_path() / "bm25_gloss").is_dir()
+    ranking, _ = snapshot.gloss_ranking("Will the company pay my rental deposit?", 5, None)
+    assert ranking and "押金" in snapshot.chunks_at([ranking[0][0]])[0].text
+    # English passages have no gloss; a Chinese question reads none
+    assert all(snapshot.chunks_at([row])[0].file.startswith("hr/") for row, _ in ranking)
+    hits = kb.retriever.search("Will the company pay my rental deposit?", top_k=3)
+    deposit = next(h for h in hits if "押金" in h.chunk.text)
+    assert "glossed" in deposit.ranks
+    assert all("glossed" not in h.ranks for h in kb.retriever.search("公司会垫付押金吗？", top_k=3))
+
+
+def test_an_index_without_chinese_has_no_glosses_and_one_from_before_them_gets_them(kb, tmp_path):
+    import json
+    import shutil
+
+    docs = write_corpus(tmp_path / "docs")
+    leave = (docs / "hr" / "年假制度.md").read_text(encoding="utf-8")
+    (docs / "hr" / "年假制度.md").unlink()
+    build(kb, [docs])
+    assert kb.retriever.snapshot.manifest.glossing == ""
+    assert not (kb.store.current_path() / "bm25_gloss").exists()
+    assert kb.retriever.snapshot.gloss_ranking("annual leave", 5, None) == ([], None)
+    (docs / "hr" / "年假制度.md").write_text(leave, encoding="utf-8")
+    build(kb, [docs])
+    live = kb.store.current_path()
+    manifest = json.loads((live / "manifest.json").read_text(encoding="utf-8"))
+    manifest.pop("glossing")  # what an older release wrote
+    (live / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    shutil.rmtree(live / "bm25_gloss")
+    old = Retriever(kb.store, kb.embedder)
+    assert old.snapshot.glossed is None
+    assert old.search("How many days of annual leave do I get?", top_k=3)  # searched as before
+    report = build(kb, [docs])
+    assert not report.up_to_date and report.embedded == 0
+    fresh = Retriever(kb.store, kb.embedder)
+    ranking, _ = fresh.snapshot.gloss_ranking("How many days of annual leave do I get?", 3, None)
+    assert "年假" in fresh.snapshot.chunks_at([ranking[0][0]])[0].text
+    assert build(kb, [docs]).up_to_date

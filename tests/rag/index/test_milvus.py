@@ -4,6 +4,7 @@ search, hybrid, path filter, alias switch during queries, incremental reindex an
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,50 @@ def test_unknown_vector_store_is_refused(settings, tmp_path):
     with pytest.raises(ValueError, match="AIE_VECTOR_STORE must be faiss or milvus"):
         kb.store  # noqa: B018
 
+
+
+def test_chinese_passages_glosses_are_searched_as_on_faiss_and_arrive_with_the_first_chinese_file(settings,
+                                                                                                    tmp_path):
+    """An English question reads Chinese passages' glosses (rag.bilingual.gloss) in Milvus as in FAISS: a
+    knowledge base that starts in English and gains a Chinese file is written anew, glosses included."""
+    docs = tmp_path / "docs"
+    shutil.copytree(HANDBOOK, docs)
+    chinese = {p.relative_to(docs): p.read_bytes() for p in docs.rglob("*.md")
+               if re.search(r"[\u4e00-\u9fff]", p.name)}
+    assert chinese
+    for rel in chinese:
+        (docs / rel).unlink()
+    milvus = milvus_kb(settings, tmp_path)
+    milvus.refresh([docs])
+    store: MilvusStore = milvus.store
+    english_only = store.live_collection()
+    assert milvus.retriever.snapshot.manifest.glossing == "" and not milvus.retriever.snapshot.glossed
+    for rel, body in chinese.items():
+        (docs / rel).write_bytes(body)
+    report = milvus.refresh(None)
+    assert report.added and store.live_collection() != english_only  # a collection with glosses
+    faiss_kb = KnowledgeBase(settings, tmp_path / "faiss")
+    faiss_kb.refresh([docs])
+    question = "How many days of paternity leave do I get?"
+    rankings = {}
+    for name, kb in (("faiss", faiss_kb), ("milvus", milvus)):
+        snapshot = kb.retriever.snapshot
+        ranking, _ = snapshot.gloss_ranking(question, 3, None)
+        rankings[name] = [c.id for c in snapshot.chunks_at([key for key, _ in ranking])]
+        assert "陪产假" in snapshot.chunks_at([ranking[0][0]])[0].text
+        hit = next(h for h in kb.retriever.search(question, top_k=5) if "陪产假" in h.chunk.text)
+        assert hit.ranks.get("glossed") == 1
+    assert rankings["milvus"][0] == rankings["faiss"][0]
+    # The Chinese files go and an English one changes: the collection keeps its gloss field, empty in new rows
+    for rel in chinese:
+        (docs / rel).unlink()
+    guide = docs / "onboarding.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n\nBring your passport on your first day.\n",
+                     encoding="utf-8")
+    report = milvus.refresh(None)
+    assert report.changed == ["onboarding.md"] and store.live_collection() != english_only
+    assert milvus.retriever.snapshot.manifest.glossing == ""
+    assert any("Bring your passport" in c.text for c in milvus.retriever.snapshot.chunks)
+    assert store.client.get_collection_stats(store.live_collection())["row_count"] == report.chunks
+    hits = milvus.retriever.search("Do I need my passport on my first day?", top_k=5)
+    assert any("passport" in h.chunk.text for h in hits) and all("glossed" not in h.ranks for h in hits)
