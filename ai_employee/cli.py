@@ -487,6 +487,9 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "embedding_model": manifest.embedding_model,
         "dim": manifest.dim,
         "dense_index": manifest.dense_index,
+        "languages": sorted(manifest.languages or ()),  # of the passages (empty: indexed before they were told)
+        # English questions also search the Chinese passages' words in English (rag.bilingual.gloss)
+        "glosses": "Chinese passages, in English" if manifest.glossing else "none",
     }
     if as_json:
         print_json(info)

@@ -101,6 +101,9 @@ def test_status(handbook_index):
     data, report = handbook_index
     status = json.loads(run(data, "status", "--json").stdout)
     assert status["version"] == report["version"] and status["files"] == 9
+    assert status["languages"] == ["en", "zh"] and status["glosses"] == "Chinese passages, in English"
+    shown = run(data, "status").stdout
+    assert "languages: en, zh" in shown and "glosses: Chinese passages, in English" in shown
 
 
 def test_clear_errors(tmp_path):
