@@ -43,7 +43,8 @@ NAMED_DEPTH = 20
 # lawref (lawref-en / lawref-en-more), answers holding the gold article: .462 / .300 without glosses; with
 # the gloss BM25 scaled by its best, .500 / .325 at a weight of .4 and .5, .462 / .325 at .3, .423 / .350 at
 # .7, the larger of the two .346 / .325. Scaled by its best alone it cost the handbook sets two honest near
-# misses, by the whole `ideal` the lawref gain; by half of it, one near miss (BENCHMARKS.md).
+# misses, by the whole `ideal` the lawref gain; by half of it, one near miss (over all the question's words
+# it put the handbook's 陪产假 rule 5th; over its key words, 1st: BENCHMARKS.md).
 GLOSS_WEIGHT = 0.5
 GLOSS_IDEAL_SHARE = 0.5
 
@@ -199,9 +200,9 @@ def with_glosses(foreign: dict[Hashable, float], glossed: dict[Hashable, float],
     """`foreign`'s BM25 (the translated question's, on each passage in another language) scaled by its best,
     with each glossed passage's share `GLOSS_WEIGHT` its BM25 on the gloss instead: the dictionary's picks for
     the question's words and the passage's own words translated both count. The gloss BM25 is scaled by its
-    best, or by GLOSS_IDEAL_SHARE of `ideal` (a gloss holding each of the question's words once) when that is
-    more: a gloss that holds only the question's commonest word ("year" of "a bonus at the end of the year")
-    counts little. None when no gloss holds any of the question's words."""
+    best, or by GLOSS_IDEAL_SHARE of `ideal` (a gloss holding each of the question's key words once) when
+    that is more: a gloss that holds only the question's commonest word ("year" of "a bonus at the end of
+    the year") counts little. None when no gloss holds any of the question's words."""
     glossy = [key for key in foreign if languages.get(key) == GLOSSED_LANGUAGE]
     best_gloss = max((glossed.get(key, 0.0) for key in glossy), default=0.0)
     if best_gloss <= 0:

@@ -213,7 +213,7 @@ class IndexBuilder:
         else:
             sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
             for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
-                result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result.chunks)
+                result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result)
         began = time.perf_counter()
         # A document its source dates (a git source's last commit, a page's version date) needs no git log.
         undated = [s for s in sources if not (s.meta and s.meta.date)]
@@ -359,7 +359,7 @@ class IndexBuilder:
                     report.metadata_updated.append(source.rel)
             self._queue_missing_vectors(result.chunks, worker)
             began = time.perf_counter()
-            result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result.chunks)
+            result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result)
             tokenize_time += time.perf_counter() - began
             results.append(result)
         progress(IndexProgress("parse", len(sources), len(sources)))
@@ -497,10 +497,17 @@ class IndexBuilder:
             cached.update((k, t) for (k, _), t in zip(todo, fresh))
         return [cached[k] for k in keys]
 
-    def _glosses(self, chunks: list[Chunk]) -> list[list[str]]:
-        """Each chunk's words in English as BM25 tokens (rag.bilingual.gloss) where it is Chinese, else []."""
+    def _glosses(self, result: _FileResult) -> list[list[str]]:
+        """Each chunk's words in English as BM25 tokens (rag.bilingual.gloss) where it is Chinese, else [].
+        The file's record counts its passages per language already: only a file of several languages has
+        each passage judged again."""
+        chunks, languages = result.chunks, result.record.languages
+        if GLOSSED_LANGUAGE not in languages:
+            return [[] for _ in chunks]
+        every = set(languages) == {GLOSSED_LANGUAGE}
         name = gloss_name()
-        keys = [text_key(c.indexed_text) if passage_language(c) == GLOSSED_LANGUAGE else None for c in chunks]
+        keys = [text_key(c.indexed_text) if every or passage_language(c) == GLOSSED_LANGUAGE else None
+                for c in chunks]
         cached = self.cache.get_tokens(name, [k for k in keys if k is not None])
         todo = {k: c.indexed_text for c, k in zip(chunks, keys) if k is not None and k not in cached}
         if todo:

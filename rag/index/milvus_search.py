@@ -83,7 +83,7 @@ class MilvusSnapshot:
         self.fields = [f for f in CHUNK_FIELDS if f in described]
         # Written before collections and access lists: a collection is then its first folder (no lists yet).
         self.legacy = "collection" not in described
-        self.glossed = "gloss_sparse" in described  # written with the passages' glosses (rag.bilingual.gloss)
+        self.gloss_field = "gloss_sparse" in described  # written with room for glosses (rag.bilingual.gloss)
 
     @property
     def version(self) -> str:
@@ -127,11 +127,14 @@ class MilvusSnapshot:
         return [(hit["id"], float(hit["distance"])) for hit in found[0]]
 
     def bm25_ranking(self, query: str, k: int, row_filter: str | None) -> tuple[list[tuple[str, float]], None]:
-        return self._bm25(query, k, row_filter), None
+        return self._bm25(normalise(query), k, row_filter), None
 
-    def _bm25(self, query: str, k: int, row_filter: str | None) -> list[tuple[str, float]]:
-        found = call(self.client.search, self.collection, data=[normalise(query)], anns_field="sparse",
-                           limit=k, filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
+    def _bm25(self, text: str, k: int, row_filter: str | None,
+              field: str = "sparse") -> list[tuple[str, float]]:
+        """BM25 of `text` (as `field` holds its text: normalised, or gloss tokens) over the text's sparse
+        vectors or the glosses'."""
+        found = call(self.client.search, self.collection, data=[text], anns_field=field, limit=k,
+                     filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
         # Milvus Lite 3.2 reports BM25 as a negated distance, the server as the score: BM25 is never negative.
         ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
         return [(key, score) for key, score in ranked if score > 0]
@@ -146,12 +149,9 @@ class MilvusSnapshot:
 
     def _gloss_bm25(self, query: str, k: int, row_filter: str | None) -> list[tuple[str, float]]:
         text = gloss_text(tokenize(query))
-        if not self.glossed or self.gloss_terms is None or not text:
+        if not self.gloss_field or self.gloss_terms is None or not text:
             return []
-        found = call(self.client.search, self.collection, data=[text], anns_field="gloss_sparse", limit=k,
-                     filter=row_filter or "", output_fields=["id"], search_params={"metric_type": "BM25"})
-        ranked = [(hit["id"], abs(float(hit["distance"]))) for hit in found[0]]
-        return [(key, score) for key, score in ranked if score > 0]
+        return self._bm25(text, k, row_filter, "gloss_sparse")
 
     def exact_scores(self, keys: list[str], vector: np.ndarray, query: str,
                      bm25_state: None) -> dict[str, dict[str, float]]:
@@ -160,7 +160,7 @@ class MilvusSnapshot:
         with self._lock:
             dense = {key: float(self._cache[key][1] @ query_vector) for key in keys if key in self._cache}
         # BM25 of exactly these chunks: a search restricted to them returns each one's score.
-        bm25 = dict(self._bm25(query, len(keys), ids_filter(keys)))
+        bm25 = dict(self._bm25(normalise(query), len(keys), ids_filter(keys)))
         return {"dense": dense, "bm25": {key: bm25.get(key, 0.0) for key in keys}}
 
     def chunks_at(self, keys: list[str]) -> list[Chunk]:

@@ -132,13 +132,14 @@ class MilvusStore:
     def write(self, build: IndexBuild, keep: int, timings: dict[str, float]) -> None:
         began = time.perf_counter()
         previous = build.previous if isinstance(build.previous, MilvusSnapshot) else None
-        if previous is not None and (previous.legacy or (build.manifest.glossing and not previous.glossed)):
+        if previous is not None and (previous.legacy
+                                     or (build.manifest.glossing and not previous.gloss_field)):
             # written by an older version (no collection or access fields), or without glosses: a new collection
             previous = None
         if previous is not None:
             collection = previous.collection
             build.manifest.dense_index = previous.manifest.dense_index
-            self._update(collection, build, previous.ids(), previous.glossed)
+            self._update(collection, build, previous.ids(), previous.gloss_field)
         else:
             collection = f"{self.alias}_v{re.sub(r'[^A-Za-z0-9]', '_', build.manifest.version)}"
             hnsw = len(build.chunks) >= build.hnsw_threshold

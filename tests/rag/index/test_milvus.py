@@ -227,7 +227,7 @@ def test_chinese_passages_glosses_are_searched_as_on_faiss_and_arrive_with_the_f
     milvus.refresh([docs])
     store: MilvusStore = milvus.store
     english_only = store.live_collection()
-    assert milvus.retriever.snapshot.manifest.glossing == "" and not milvus.retriever.snapshot.glossed
+    assert milvus.retriever.snapshot.manifest.glossing == "" and not milvus.retriever.snapshot.gloss_field
     for rel, body in chinese.items():
         (docs / rel).write_bytes(body)
     report = milvus.refresh(None)
