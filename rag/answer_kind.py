@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from rag.negation import led_if_close
+from rag.negation import AS_CLOSE, led_if_close
 from rag.numbers import stated_numbers
 
 T = TypeVar("T")
@@ -143,12 +143,27 @@ def unstated_kind(question: str, language: str, texts: list[tuple[str, str]]) ->
 
 
 def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T], str],
-               language_of: Callable[[T], str], score: Callable[[T], float]) -> list[T]:
+               language_of: Callable[[T], str], score: Callable[[T], float],
+               meaning: Callable[[T], float] | None = None, on_topic: Callable[[T], bool] | None = None,
+               ) -> list[T]:
     """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
     it scores within `rag.negation.AS_CLOSE` of the best (the same margin as a sentence that denies);
-    unchanged otherwise."""
+    unchanged otherwise. A year or a time of day, which a sentence that states none cannot answer, also
+    leads by meaning: when it holds a key word of the question (`on_topic`) and its `meaning` alone (the
+    cosine) is within `AS_CLOSE` of the closest one's. The holiday table's "Closed" rows share "close"
+    with "What time does the office close?" and score ahead; the opening hours share its meaning (.8633
+    against .8686) and "office"."""
     kind = asked_kind(question, language) if ranked else None
     if kind is None:
         return ranked
-    led = led_if_close(ranked, score, lambda candidate: gives(text(candidate), kind, language_of(candidate)))
+
+    def fits(candidate: T) -> bool:
+        return gives(text(candidate), kind, language_of(candidate))
+
+    led = led_if_close(ranked, score, fits)
+    if led is None and meaning is not None and on_topic is not None and kind in (TIME, YEAR):
+        closest = max(meaning(c) for c in ranked)
+        found = next((c for c in ranked if fits(c) and on_topic(c) and meaning(c) >= closest - AS_CLOSE),
+                     None)
+        led = None if found is None else [found] + [c for c in ranked if c is not found]
     return led or ranked

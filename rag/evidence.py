@@ -247,7 +247,8 @@ def gather_evidence(
     evidence.units = led or evidence.units
     if not asks_what_is_not(question, language):  # (else the sentence that denies leads, as it is)
         evidence.units = kind_first(question, language, evidence.units, lambda s: s.unit.matched_text,
-                                    lambda s: languages[s.unit.source], lambda s: s.score)
+                                    lambda s: languages[s.unit.source], lambda s: s.score,
+                                    lambda s: s.cosine, lambda s: s.said_under > 0)
     evidence.units = _named_row_first(evidence.units, sources)
     return evidence
 

@@ -101,6 +101,38 @@ def test_the_best_sentence_that_gives_the_kind_keeps_its_place():
     assert _first("What time does the building close?", ranked)[0] == "Open from 7:00 to 21:00."
 
 
+def _by_meaning(question: str, ranked: list[tuple[str, float, float, bool]]) -> list[str]:
+    """Each candidate: text, score, cosine, whether it holds a key word of the question."""
+    led = kind_first(question, "en", ranked, lambda c: c[0], lambda c: "en", lambda c: c[1],
+                     lambda c: c[2], lambda c: c[3])
+    return [c[0] for c in led]
+
+
+def test_a_time_as_close_in_meaning_as_the_best_leads_though_its_words_score_lower():
+    """The holiday table's "Closed" rows share "close" with the question; the opening hours its meaning."""
+    ranked = [("| 2026-05-01 | Labour Day | All offices | Closed |", 0.894, 0.864, True),
+              ("| 2026-12-24 | December closure | All offices |", 0.878, 0.869, True),
+              ("The offices are open from 7:00 to 21:00 on working days.", 0.869, 0.863, True),
+              ("| 2026-04-03 | Good Friday | Lisbon | Closed |", 0.847, 0.832, True)]
+    assert _by_meaning("What time does the office close?", ranked)[0].startswith("The offices are open")
+
+
+@pytest.mark.parametrize("question, ranked", [
+    # further in meaning than the margin
+    ("What time does the office close?", [("| Labour Day | Closed |", 0.894, 0.864, True),
+                                          ("Open from 7:00 to 21:00.", 0.85, 0.85, True)]),
+    # as close in meaning, but of none of the question's key words: "Tell your manager before 10:00"
+    ("What time do we finish work?",
+     [("Your manager answers within three working days.", 0.869, 0.858, False),
+      ("Tell your manager before 10:00 if you are ill.", 0.83, 0.868, False)]),
+    # an amount: a sentence that states none may still answer ("free")
+    ("How much does parking cost?", [("Bicycle parking is free.", 0.88, 0.86, True),
+                                     ("Parking costs 5 EUR a day.", 0.85, 0.86, True)]),
+])
+def test_a_time_or_year_leads_by_meaning_only_when_as_close_and_on_topic(question, ranked):
+    assert _by_meaning(question, ranked) == [c[0] for c in ranked]
+
+
 def test_a_question_that_asks_no_kind_keeps_its_order():
     ranked = _ranked(("Desks are shared.", 0.80), ("Book a desk by 18:00.", 0.80))
     assert _first("How do I book a desk?", ranked) == ["Desks are shared.", "Book a desk by 18:00."]
