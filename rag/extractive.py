@@ -188,20 +188,25 @@ def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
     the asker's language and holds most of its key words (`OWN_WORDS`): that sentence answers, and across
     languages a sentence close only by how the question sounds is no second answer ("出差可以坐一等座吗":
     第五条, not the onboarding guide's "first week"; "Can I expense a cab to the airport?": not the airline
-    class rule beside the China office's taxi rule)."""
+    class rule beside the China office's taxi rule). Where the first holds every key word, nor are those
+    that say fewer than half of them: "Can I work from home?" is answered by the home-office rule, not
+    also by the leave rule whose 工作日 ("working day") holds 工作 for "work"."""
     if len(excerpts) < 2 or not is_known(asked) or not evidence.languages:
         return excerpts
     if evidence.languages[excerpts[0][0].source] != asked:
         return excerpts
     scored = {id(s.unit): s for s in evidence.units}
-    if max((scored[id(u)].said for u in excerpts[0] if id(u) in scored), default=0.0) < OWN_WORDS:
+    said = max((scored[id(u)].said for u in excerpts[0] if id(u) in scored), default=0.0)
+    if said < OWN_WORDS:
         return excerpts
+    every = said >= 1.0 - 1e-9
 
     def sounds_alike(excerpt: list[Unit]) -> bool:
         units = [scored[id(u)] for u in excerpt if id(u) in scored]
         language = evidence.languages[excerpt[0].source]
         return (language != asked and is_known(language) and bool(units)
-                and all(s.said_under == 0 and s.translated < SOUNDS_ALIKE for s in units))
+                and (all(s.said_under == 0 and s.translated < SOUNDS_ALIKE for s in units)
+                     or (every and all(s.said_under < OWN_WORDS for s in units))))
 
     return [e for e in excerpts if not sounds_alike(e)]
 

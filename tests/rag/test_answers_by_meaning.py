@@ -695,3 +695,11 @@ def test_no_other_language_quote_that_only_sounds_like_the_question(handbook, qu
     quoted = "\n".join(quotes(found))
     assert answer in quotes(found)[0], found.text
     assert unrelated not in quoted, found.text
+
+
+def test_no_other_language_quote_that_holds_few_of_the_words_the_askers_own_answer_holds(handbook):
+    """The home-office rule holds every key word of the question; the Chinese leave rule beside it holds
+    工作 ("work") only inside 工作日 ("working day"), a third of them, and is no second answer."""
+    found = ask(handbook, "Can I work from home?")
+    assert "Employees who work from home" in quotes(found)[0], found.text
+    assert len(quotes(found)) == 1 and "工作日" not in found.text, found.text
