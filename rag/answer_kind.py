@@ -1,5 +1,5 @@
-"""What kind of answer a question asks for — an amount, a time of day, a year — and whether a sentence
-can give it.
+"""What kind of answer a question asks for — an amount, a time of day, a year, a span of time, a date — and
+whether a sentence can give it.
 
 The embedded model reads "What time does the building close?" as close to a row of the holiday table
 ("Office closed") as to "The offices are open from 7:00 to 21:00", and "How many days of leave?" as close
@@ -7,7 +7,9 @@ to a sentence about leave that states no number as to the one that does. Of the 
 question nearly as well as the best one, a sentence that can give the kind of answer asked for leads.
 A sentence that cannot give an amount is still quoted when no other comes close; but a quote that states no
 year or time of day to a question asking one answers nothing, and the extractive answer is a refusal instead
-(`unstated_kind`). An answer model reads the passages itself and is told to refuse what they do not answer.
+(`unstated_kind`). A span of time ("VPN 密码多久换一次") is no amount: "at least 14 characters long" states a
+number, and "do not expire on a schedule" answers. A date leads among the excerpts chosen (`giving_first`).
+An answer model reads the passages itself and is told to refuse what they do not answer.
 
 Per language, by its own question words; a question in a language not listed here asks no kind.
 """
@@ -23,7 +25,7 @@ from rag.numbers import stated_numbers
 
 T = TypeVar("T")
 
-AMOUNT, TIME, YEAR = "amount", "time of day", "year"
+AMOUNT, TIME, YEAR, SPAN, DATE = "amount", "time of day", "year", "span of time", "date"
 
 # The question words of each kind, per language (lower case; matched at word starts, so "how many" and
 # "wie viele" but not "somehow many"). Chinese: inside longer words.
@@ -47,6 +49,25 @@ _ASKING = {
         "pt": r"que ano|qual ano|em que ano|que século",
         "zh": r"哪一?年|何年|哪个年代|哪一?个?世纪",
     },
+    DATE: {
+        "en": r"what date|which date|on what date|what day|which day|on which day|on what day",
+        "de": r"welche[mns]? datum|an welchem tag|welche[nmr]? tag",
+        "fr": r"quelle date|quel jour",
+        "es": r"qué fecha|qué día|cuál fecha|cuál día",
+        "it": r"che data|quale data|che giorno|quale giorno",
+        "pt": r"que data|qual data|que dia|qual dia",
+        "zh": r"哪天|哪一天|哪日|哪一日|几号|几月几[日号]|什么日子|什么日期|哪个日期",
+    },
+    # How often, how long in time (English "how long" and Chinese 多长 also ask a length: an amount)
+    SPAN: {
+        "en": r"how often|how frequently",
+        "de": r"wie oft|wie häufig",
+        "fr": r"à quelle fréquence|tous les combien",
+        "es": r"con qué frecuencia|cada cuánto",
+        "it": r"ogni quanto|con quale frequenza",
+        "pt": r"com que frequência|de quanto em quanto",
+        "zh": r"多久|多长时间|多少时间|多频繁",
+    },
     AMOUNT: {
         "en": r"how many|how much|how long|how old|how far|how big|how large|how high|how tall|how deep"
               r"|how wide|how heavy|what percentage|what percent|what proportion|what share|what fraction"
@@ -57,7 +78,7 @@ _ASKING = {
         "es": r"cuánt[oa]s?",
         "it": r"quant[oaie]",
         "pt": r"quant[oa]s?",
-        "zh": r"多少|几(?!乎)|多久|多长|多大|多高|多远|多重|多深|多宽|百分之几",
+        "zh": r"多少|几(?!乎)|多长|多大|多高|多远|多重|多深|多宽|百分之几",
     },
 }
 _KINDS = {kind: {lang: re.compile(rf"(?:^|(?<=\W)){words}" if lang != "zh" else words, re.IGNORECASE)
@@ -103,16 +124,52 @@ _DAY_PARTS = {
 _DAY_PART = {lang: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for lang, words in _DAY_PARTS.items()}
 # A sentence in a language not listed: any listed word
 _ANY_DAY_PART = re.compile(rf"\b(?:{'|'.join(_DAY_PARTS.values())})\b", re.IGNORECASE)
+# A span of time or how often: a unit of time, or a word of frequency or schedule ("Passwords do not expire
+# on a schedule" answers "VPN 密码多久换一次", "at least 14 characters long" does not). German writes its units
+# inside compounds (Arbeitstage); Chinese with a number or 每 before them (年 alone is also 年假's).
+_SPANS = {
+    "en": r"\b(?:seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|quarters?|years?|decades?"
+          r"|centur(?:y|ies)|hourly|daily|weekly|monthly|quarterly|yearly|annually|schedule[ds]?|once|twice"
+          r"|regularly|periodically)\b",
+    "de": r"sekunde|minute|stunde|tag|woche|monat|quartal|jahr|jährlich|täglich|regelmäßig|einmal|zweimal",
+    "fr": r"\b(?:secondes?|minutes?|heures?|jours?|semaines?|mois|trimestres?|ans?|années?|quotidien\w*"
+          r"|hebdomadaire\w*|mensuel\w*|annuel\w*|régulièrement|fois)\b",
+    "es": r"\b(?:segundos?|minutos?|horas?|días?|semanas?|mes|meses|trimestres?|años?|diari\w*|semanal\w*"
+          r"|mensual\w*|anual\w*|regularmente|vez|veces)\b",
+    "it": r"\b(?:secondi|secondo|minuti|minuto|ore|giorni|giorno|settimane|settimana|mesi|mese|anni|anno"
+          r"|quotidian\w*|settimanal\w*|mensil\w*|annual\w*|regolarmente|volta|volte)\b",
+    "pt": r"\b(?:segundos?|minutos?|horas?|dias?|semanas?|mês|meses|trimestres?|anos?|diári\w*|semana\w*"
+          r"|mensa\w*|anua\w*|regularmente|vez|vezes)\b",
+    "zh": r"[\d零一二三四五六七八九十百千两半几]+个?(?:工作|自然|整)?(?:秒|分钟|小时|天|日|周|星期|月|年|季度)"
+          r"|每(?:天|日|周|星期|月|年|季度|次)|定期|随时|期限|有效期",
+}
+_SPAN = {lang: re.compile(words, re.IGNORECASE) for lang, words in _SPANS.items()}
+# A date: written in digits, or a month or weekday named (any of the listed languages'), or 月…日 in Chinese
+_MONTHS = ("january february april june july august september october november december jan feb apr jun "
+           "jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday januar "
+           "februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag freitag "
+           "samstag sonntag janvier février mars avril juin juillet août septembre octobre novembre "
+           "décembre lundi mardi mercredi jeudi vendredi samedi dimanche enero febrero marzo abril mayo "
+           "junio julio agosto septiembre octubre noviembre diciembre lunes martes miércoles jueves "
+           "viernes sábado domingo gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre "
+           "lunedì martedì mercoledì giovedì venerdì sabato domenica janeiro fevereiro março maio junho "
+           "julho setembro outubro novembro dezembro")
+# ("May" and "March" are English words too: months only beside a day's number)
+_NAMED = "|".join(sorted(set(_MONTHS.split()), key=len, reverse=True))
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b"
+                   r"|\b\d{1,2}(?:st|nd|rd|th)? (?:may|march)\b|\b(?:may|march) \d{1,2}\b"
+                   rf"|\b(?:{_NAMED})\b|[\d〇零一二三四五六七八九十]+月[\d〇零一二三四五六七八九十]+[日号]"
+                   r"|(?:星期|周|礼拜)[一二三四五六日天]", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
                    r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
 
 
 def asked_kind(question: str, language: str) -> str | None:
-    """The kind of answer `question` (in `language`) asks for — AMOUNT, TIME or YEAR — or None (any other,
-    or more than one)."""
+    """The kind of answer `question` (in `language`) asks for — AMOUNT, TIME, YEAR, SPAN or DATE — or None
+    (any other, or more than one)."""
     kinds = {kind for kind, per_language in _KINDS.items()
              if (pattern := per_language.get(language)) is not None and pattern.search(question)}
-    if TIME in kinds or YEAR in kinds:  # "how many hours" asks an amount; "what time" also holds "what"
+    if kinds & {TIME, YEAR, SPAN, DATE}:  # "how many hours" asks an amount; "what time" also holds "what"
         kinds.discard(AMOUNT)
     return kinds.pop() if len(kinds) == 1 else None
 
@@ -124,6 +181,10 @@ def gives(sentence: str, kind: str, language: str) -> bool:
         return bool(_CLOCK.search(sentence) or _DAY_PART.get(language, _ANY_DAY_PART).search(sentence))
     if kind == YEAR:
         return bool(_YEAR.search(sentence))
+    if kind == SPAN:
+        return bool(_SPAN.get(language, _SPAN["en"]).search(sentence))
+    if kind == DATE:
+        return bool(_DATE.search(sentence))
     if stated_numbers(sentence):
         return True
     spelled = _NUMBER_WORD.get(language, set())
@@ -142,6 +203,21 @@ def unstated_kind(question: str, language: str, texts: list[tuple[str, str]]) ->
     return None if any(gives(text, kind, written) for text, written in texts) else kind
 
 
+def giving_first(question: str, language: str, excerpts: list[list[T]], text: Callable[[T], str],
+                 language_of: Callable[[T], str], on_topic: Callable[[T], bool]) -> list[list[T]]:
+    """The excerpts chosen to quote, led by the first one that states the date `question` asks and holds a
+    key word of it (`on_topic`), when the first states none ("春节放假放到哪天？": the holiday table's Spring
+    Festival row, not the leave rule that scored closer). Policies date their deadlines, so a date does not
+    lead among the sentences before the quotes are chosen (`kind_first`); a year or a time of day does, and
+    does not here: squad2's "In what year was Louis XIII crowned?" would open with another king's 1672."""
+    kind = asked_kind(question, language) if excerpts else None
+    if kind != DATE or any(gives(text(u), kind, language_of(u)) for u in excerpts[0]):
+        return excerpts
+    found = next((e for e in excerpts
+                  if any(gives(text(u), kind, language_of(u)) and on_topic(u) for u in e)), None)
+    return excerpts if found is None else [found] + [e for e in excerpts if e is not found]
+
+
 def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T], str],
                language_of: Callable[[T], str], score: Callable[[T], float],
                meaning: Callable[[T], float] | None = None, on_topic: Callable[[T], bool] | None = None,
@@ -154,7 +230,7 @@ def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T]
     with "What time does the office close?" and score ahead; the opening hours share its meaning (.8633
     against .8686) and "office"."""
     kind = asked_kind(question, language) if ranked else None
-    if kind is None:
+    if kind is None or kind == DATE:  # policies date their deadlines: which date answers is the excerpts'
         return ranked
 
     def fits(candidate: T) -> bool:

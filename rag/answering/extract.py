@@ -3,7 +3,7 @@ model is configured or it failed before writing anything."""
 
 from __future__ import annotations
 
-from rag.answer_kind import unstated_kind
+from rag.answer_kind import giving_first, unstated_kind
 from rag.answering.context import AnswerContext
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import GateDecision
@@ -21,7 +21,13 @@ class Extract:
         if decision is not None and decision.language:
             evidence = evidence.led_by(decision.language)  # what decided is quoted first
         confirmed = decision.confirmed if decision is not None else None
-        return choose_quotes(evidence, confirmed=confirmed, asked=detect_language(ctx.question))
+        asked = detect_language(ctx.question)
+        quotes = choose_quotes(evidence, confirmed=confirmed, asked=asked)
+        languages = evidence.languages
+        said = {id(scored.unit): scored.said_under for scored in evidence.units}
+        return giving_first(ctx.question, asked, quotes, lambda unit: unit.text,
+                            lambda unit: languages[unit.source] if languages else asked,
+                            lambda unit: said.get(id(unit), 0.0) > 0)
 
     def confirm(self, ctx: AnswerContext, decision: GateDecision) -> GateDecision:
         """The gate's decision, turned into a refusal when an extractive answer would quote nothing."""

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer_kind import AMOUNT, TIME, YEAR, asked_kind, gives, kind_first, unstated_kind
+from rag.answer_kind import (
+    AMOUNT,
+    DATE,
+    SPAN,
+    TIME,
+    YEAR,
+    asked_kind,
+    gives,
+    giving_first,
+    kind_first,
+    unstated_kind,
+)
 from rag.negation import AS_CLOSE
 
 
@@ -23,6 +34,17 @@ from rag.negation import AS_CLOSE
     ("年假有几天？", "zh", AMOUNT),
     ("Wie viele Urlaubstage habe ich?", "de", AMOUNT),
     ("¿Cuántos días de vacaciones tengo?", "es", AMOUNT),
+    ("VPN 密码多久换一次", "zh", SPAN),
+    ("诉讼时效是多长时间？", "zh", SPAN),  # 多长 alone may ask a length: an amount
+    ("How often does the European Council meet?", "en", SPAN),
+    ("How often must I change my password?", "en", SPAN),  # "every quarter" answers it: no number needed
+    ("Wie oft muss ich mein Passwort ändern?", "de", SPAN),
+    ("How long is the Rhine?", "en", AMOUNT),  # English "how long" also asks a length
+    ("春节放假放到哪天？", "zh", DATE),
+    ("工资每月几号发？", "zh", DATE),  # 几 also asks an amount; 几号 a date
+    ("On what day was the treaty signed?", "en", DATE),
+    ("An welchem Tag ist das Büro geschlossen?", "de", DATE),
+    ("试用期多长？", "zh", AMOUNT),
 ])
 def test_a_question_asks_for_the_kind_its_question_words_ask(question, language, kind):
     assert asked_kind(question, language) == kind
@@ -30,7 +52,6 @@ def test_a_question_asks_for_the_kind_its_question_words_ask(question, language,
 
 @pytest.mark.parametrize("question, language", [
     ("What is the guest Wi-Fi password?", "en"),
-    ("How often must I change my password?", "en"),  # "every quarter" answers it: no number needed
     ("How do I book a desk?", "en"),
     ("Who approves business trips?", "en"),
     ("几乎所有员工都有年假吗？", "zh"),  # 几乎 is "almost", no question word
@@ -57,6 +78,18 @@ def test_a_question_that_asks_no_kind_asks_none(question, language):
     ("Hotels are reimbursed up to 180 EUR a night.", AMOUNT, "en"),
     ("男方享受陪产假十五天。", AMOUNT, "zh"),
     ("Es gibt dreißig Urlaubstage.", AMOUNT, "de"),
+    ("Passwords are changed every quarter.", SPAN, "en"),
+    ("Passwords do not expire on a schedule.", SPAN, "en"),
+    ("The European Council meets twice a year.", SPAN, "en"),
+    ("年假须提前五个工作日申请。", SPAN, "zh"),
+    ("密码每季度更换一次。", SPAN, "zh"),
+    ("Das Passwort wird alle drei Monate geändert.", SPAN, "de"),
+    ("| 2026-02-17 | Spring Festival | Shanghai | Closed 17-23 February |", DATE, "en"),
+    ("The treaty was signed on 4 July.", DATE, "en"),
+    ("The office reopens on 5 May.", DATE, "en"),
+    ("当年未休完的年假可顺延至次年三月三十一日。", DATE, "zh"),
+    ("每周五可以在家办公。", SPAN, "zh"),
+    ("Le bureau ferme le lundi.", DATE, "fr"),
 ])
 def test_a_sentence_gives_the_kind_it_states(sentence, kind, language):
     assert gives(sentence, kind, language)
@@ -70,6 +103,13 @@ def test_a_sentence_gives_the_kind_it_states(sentence, kind, language):
     ("产假按照国家规定执行。", AMOUNT, "zh"),
     ("The Normans conquered England.", YEAR, "en"),
     ("Le bureau sera fermé le premier janvier.", TIME, "fr"),  # French "sera" is "will be", not the evening
+    ("Passwords must be at least 14 characters long.", SPAN, "en"),  # a number, of no unit of time
+    ("Every employee receives a laptop.", SPAN, "en"),
+    ("The headquarters are in Brussels.", SPAN, "en"),
+    ("员工享受带薪年休假。", SPAN, "zh"),  # 年 of 年休假 is no span
+    ("It may be used once.", DATE, "en"),  # "may" and "march" are months only beside a day's number
+    ("The march began at noon.", DATE, "en"),
+    ("年假须提前五个工作日申请。", DATE, "zh"),
 ])
 def test_a_sentence_that_states_no_such_thing_does_not_give_it(sentence, kind, language):
     assert not gives(sentence, kind, language)
@@ -150,6 +190,56 @@ def test_a_year_or_time_no_text_states_is_unstated(question, language, texts, ki
     assert unstated_kind(question, language, texts) == kind
 
 
+def test_the_sentence_that_says_how_often_leads_over_one_that_states_another_amount():
+    """"VPN 密码多久换一次": "at least 14 characters long" states a number, and scored ahead by .004."""
+    ranked = _ranked(("Passwords must be at least 14 characters long.", 0.8555),
+                     ("Passwords do not expire on a schedule.", 0.8519))
+    led = kind_first("VPN 密码多久换一次", "zh", ranked, lambda c: c[0], lambda c: "en", lambda c: c[1])
+    assert led[0][0] == "Passwords do not expire on a schedule."
+
+
+def test_the_excerpt_that_states_the_date_asked_leads_the_answer():
+    """"春节放假放到哪天？": the leave rule scored closest; the holiday table's row states the date."""
+    excerpts = [[("年假须提前五个工作日申请。", "zh")],
+                [("| 2026-02-17 | Spring Festival | Shanghai | Closed 17-23 February |", "en")]]
+    led = giving_first("春节放假放到哪天？", "zh", excerpts, lambda u: u[0], lambda u: u[1], lambda u: True)
+    assert led == [excerpts[1], excerpts[0]]
+
+
+@pytest.mark.parametrize("question, first", [
+    ("春节放假放到哪天？", [("| 2026-10-01 | National Day | Shanghai | Closed 1-7 October |", "en")]),  # states one
+    ("年假有几天？", [("年假须提前五个工作日申请。", "zh")]),  # an amount: "free" may answer it
+])
+def test_an_excerpt_that_states_the_kind_or_any_for_an_amount_keeps_the_lead(question, first):
+    excerpts = [first, [("| 2026-02-17 | Spring Festival | Closed 17-23 February |", "en")]]
+    assert giving_first(question, "zh", excerpts, lambda u: u[0], lambda u: u[1], lambda u: True) == excerpts
+
+
+@pytest.mark.parametrize("question, excerpts", [
+    # a date of another matter
+    ("On what day does the office reopen?", [[("The office is being renovated.", True)],
+                                             [("The brewery was founded on 4 July 1724.", False)]]),
+    # a year: its sentence leads before the quotes are chosen, or not at all (another king's 1672)
+    ("In what year was Louis XIII crowned?", [[("His successor Louis XIII became more intolerant.", True)],
+                                              [("Louis XIV was opposed after the attack of 1672.", True)]]),
+])
+def test_only_an_excerpt_on_the_questions_topic_that_states_the_date_asked_leads(question, excerpts):
+    led = giving_first(question, "en", excerpts, lambda u: u[0], lambda u: "en", lambda u: u[1])
+    assert led == excerpts
+
+
+def test_a_date_asked_does_not_reorder_the_sentences_before_the_quotes_are_chosen():
+    """Policies date their deadlines: a closer sentence that states a date ("三月三十一日" of the carry-over
+    rule) is no answer to "春节放假放到哪天？" for that."""
+    ranked = _ranked(("年假须提前五个工作日申请。", 0.8954), ("年假可顺延至次年三月三十一日。", 0.8934))
+    assert _first_zh("春节放假放到哪天？", ranked) == [text for text, _ in ranked]
+
+
+def _first_zh(question: str, ranked: list[tuple[str, float]]) -> list[str]:
+    led = kind_first(question, "zh", ranked, lambda c: c[0], lambda c: "zh", lambda c: c[1])
+    return [text for text, _ in led]
+
+
 @pytest.mark.parametrize("question, language, texts", [
     ("What time does the building close?", "en",
      [("| 2026-05-01 | Labour Day | Closed |", "en"), ("The offices are open from 7:00 to 21:00.", "en")]),
@@ -157,6 +247,7 @@ def test_a_year_or_time_no_text_states_is_unstated(question, language, texts, ki
     ("In which year did the Normans conquer England?", "en",
      [("The Normans conquered England in 1066.", "en")]),
     ("How much does parking cost?", "en", [("Bicycle parking is free.", "en")]),  # an amount is not judged
+    ("How often must I change my password?", "en", [("Change it when it was exposed.", "en")]),  # nor a span
     ("Where can I leave my bike?", "en", [("Bicycle parking is on the ground floor.", "en")]),  # asks no kind
     ("What year was it built?", "en", []),  # nothing to judge
 ])

@@ -425,6 +425,20 @@ def test_a_name_shared_across_languages_does_not_outweigh_the_words_of_the_quest
     assert answer.text.count("摘自英文文档《IT Security Policy》") == 1, answer.text
 
 
+def test_how_often_is_answered_first_by_the_sentence_that_says_how_often(handbook):
+    """"VPN 密码多久换一次" asks a span of time: "Passwords must be at least 14 characters long." states a
+    number and scored .004 ahead, but no span; the rule that they do not expire on a schedule leads."""
+    answer = ask(handbook, "VPN 密码多久换一次")
+    assert "Passwords do not expire on a schedule" in quotes(answer)[0], answer.text
+
+
+def test_which_day_is_answered_first_by_the_quote_that_states_the_date(handbook):
+    """"春节放假放到哪天？": the Chinese leave rule scored closest and states no date; the holiday table's
+    Spring Festival row, quoted beside it, does and leads."""
+    answer = ask(handbook, "春节放假放到哪天？")
+    assert "Spring Festival" in quotes(answer)[0] and "17-23 February" in quotes(answer)[0], answer.text
+
+
 def test_a_cut_jieba_guessed_is_no_near_miss(handbook):
     """jieba knows no word in 看牙能 and guesses one; neither it nor the bilingual dictionary knows it, so it is
     no key term the handbook lacks (the answer opened with "知识库中没有提到“看牙能”")."""
