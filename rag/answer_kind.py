@@ -56,7 +56,8 @@ _ASKING = {
         "es": r"qué fecha|qué día|cuál fecha|cuál día",
         "it": r"che data|quale data|che giorno|quale giorno",
         "pt": r"que data|qual data|que dia|qual dia",
-        "zh": r"哪天|哪一天|哪日|哪一日|几号|几月几[日号]|什么日子|什么日期|哪个日期",
+        # (几号 of a building, line, gate or room is a number: 几号楼, 几号线, 几号门, 几号会议室)
+        "zh": r"哪天|哪一天|哪日|哪一日|几号(?![楼线门口房馆厅车座窗柜位会])|几月几[日号]|什么日子|什么日期|哪个日期",
     },
     # How often, how long in time (English "how long" and Chinese 多长 also ask a length: an amount)
     SPAN: {

@@ -42,6 +42,7 @@ from rag.negation import AS_CLOSE
     ("How long is the Rhine?", "en", AMOUNT),  # English "how long" also asks a length
     ("春节放假放到哪天？", "zh", DATE),
     ("工资每月几号发？", "zh", DATE),  # 几 also asks an amount; 几号 a date
+    ("IT 服务台在几号楼？", "zh", AMOUNT),  # 几号楼 is which building: a number, as before
     ("On what day was the treaty signed?", "en", DATE),
     ("An welchem Tag ist das Büro geschlossen?", "de", DATE),
     ("试用期多长？", "zh", AMOUNT),
