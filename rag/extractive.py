@@ -98,6 +98,21 @@ FROM_OTHER_DOCUMENT = ByLanguage({
     "ko": "다른 언어로 된 문서 『{title}』에서:",
 })
 
+# ... and one in the asker's language after such a quote, by its title alone (else it reads as part of the
+# document introduced above it: "In Shanghai, how much can I claim for a hotel night?" quotes the China
+# office's rule, then the global policy's)
+FROM_OWN_DOCUMENT = ByLanguage({
+    "zh": "摘自《{title}》：",
+    "en": "From “{title}”:",
+    "de": "Aus „{title}“:",
+    "fr": "Extrait de «\u202f{title}\u202f»\u00a0:",
+    "es": "De «{title}»:",
+    "pt": "De «{title}»:",
+    "it": "Da «{title}»:",
+    "ja": "『{title}』より：",
+    "ko": "『{title}』에서:",
+})
+
 # A runner-up from the best sentence's section (same file, title and headings) is context and quoted
 # within `margin`; one from another section only when its cosine is this close to the best one's: the
 # trip-approval article is not quoted beside the meal-allowance ones (BENCHMARKS.md: runner-up precision).
@@ -273,8 +288,8 @@ def _pointed_to_first(excerpts: list[list[Unit]], evidence: Evidence) -> list[li
 def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk] | None = None,
                   missing: tuple[str, ...] = ()) -> str:
     """`> quoted text [Sn]` lines under a header (a near-miss warning when the question's key terms are in
-    no passage); a quote from a passage in another language is introduced by its document's title.
-    Document look-alikes of markers neutralised."""
+    no passage); a quote from a passage in another language is introduced by its document's title, and so
+    is one in the asker's language that follows such a quote. Document look-alikes of markers neutralised."""
     asked = detect_language(question)
     language = texts_language(asked)  # the frame's: the asker's, else English
     lines = [_near_miss(language, missing) if missing else HEADERS[language]]
@@ -282,7 +297,7 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
     for excerpt in excerpts:
         if sources is not None:
             source = sources[excerpt[0].source]
-            intro = _intro(language, asked, source)
+            intro = _intro(language, asked, source) or (FROM_OWN_DOCUMENT[language] if introduced else None)
             if intro and (source.file, intro) != introduced:
                 lines.append(neutralise(intro.format(title=source.title or source.file)))
             introduced = (source.file, intro) if intro else None
@@ -490,4 +505,5 @@ def _length(excerpts: list[list[Unit]]) -> int:
     return sum(len(u.text) for e in excerpts for u in e)
 
 
-__all__ = ["FROM_DOCUMENT", "FROM_OTHER_DOCUMENT", "HEADERS", "NEAR_MISS", "ScoredUnit", "choose_quotes", "extract_answer", "render_quotes"]
+__all__ = ["FROM_DOCUMENT", "FROM_OTHER_DOCUMENT", "FROM_OWN_DOCUMENT", "HEADERS", "NEAR_MISS", "ScoredUnit",
+           "choose_quotes", "extract_answer", "render_quotes"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
+from rag.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
 from tests.rag.test_extractive import ask, quotes
 
 
@@ -345,6 +345,22 @@ def test_the_rule_that_names_the_place_asked_about_comes_first(handbook):
     excerpts = quotes(answer)
     assert "上海" in excerpts[0] and "每晚不超过六百元" in excerpts[0], answer.text
     assert any("150 EUR per night" in e for e in excerpts[1:]), answer.text
+
+
+@pytest.mark.parametrize("question, language, first, then, title", [
+    ("In Shanghai, how much can I claim for a hotel night?", "en", "每晚不超过六百元", "150 EUR per night",
+     "Travel and Expense Policy"),
+    ("春节放假放到哪天？", "zh", "Spring Festival", "年假须提前五个工作日", "年假与请假制度"),
+])
+def test_a_quote_in_the_askers_language_after_another_languages_names_its_document(
+        handbook, question, language, first, then, title):
+    """Under "From the Chinese document “中国区差旅报销制度”:" the global policy's hotel rule read as part of
+    the China office's rules: a quote in the asker's language that follows is introduced by its own title."""
+    answer = ask(handbook, question)
+    lines = answer.text.splitlines()
+    at = next(n for n, line in enumerate(lines) if then in line)
+    assert first in quotes(answer)[0], answer.text
+    assert lines[at - 1] == FROM_OWN_DOCUMENT[language].format(title=title), answer.text
 
 
 @pytest.mark.parametrize("question, rule", [

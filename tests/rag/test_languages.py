@@ -10,7 +10,7 @@ import pytest
 from rag import bilingual
 from rag.answering.generate import INTERRUPTED
 from rag.citations import NOT_IN_SOURCES
-from rag.extractive import FROM_DOCUMENT, HEADERS, NEAR_MISS
+from rag.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
 from rag.languages import (
     TEXTS,
     ByLanguage,
@@ -167,8 +167,9 @@ def test_a_quote_is_introduced_only_when_written_in_another_language_than_the_as
 
 
 def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
-    """Two excerpts of the English security policy one after the other: one intro; the policy quoted again
-    after a Chinese passage is introduced again."""
+    """Two excerpts of the English security policy one after the other: one intro; the Chinese passage after
+    them is named by its title (it is no part of the policy); the policy quoted again after it is
+    introduced again."""
     from rag.extractive import render_quotes
     from rag.quotable import quotable_units
 
@@ -181,8 +182,9 @@ def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
     lines = render_quotes(question, [quotable_units(c, n)[:1] for n, c in enumerate(sources)],
                           sources).splitlines()
     intro = FROM_DOCUMENT[("zh", "en")].format(title="IT Security Policy")
+    own = FROM_OWN_DOCUMENT["zh"].format(title="信息安全制度")
     assert lines == [HEADERS["zh"], intro, "> Passwords must be at least 14 characters long. [S1]",
-                     "> Passwords do not expire on a schedule. [S2]", "> 员工密码由信息部统一管理。 [S3]",
+                     "> Passwords do not expire on a schedule. [S2]", own, "> 员工密码由信息部统一管理。 [S3]",
                      intro, "> Passwords must be at least 14 characters long. [S4]"]
 
 
