@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from rag.answer_kind import kind_first
-from rag.bilingual import senses, translations
+from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import Idf, tokenize
 from rag.near_miss import TermSimilarity, embedded_text, missing_terms, question_names
@@ -101,6 +101,9 @@ class ScoredUnit:
     # ... held by it with its passage's title and headings, translated where it is in the dictionary's other
     # language than the question's (rag.bilingual): what a reader sees the unit is about
     said_under: float = 0.0
+    # What the question's words its English gloss holds add to its score (a Chinese unit, an English
+    # question): it only orders the excerpts chosen (rag.extractive)
+    glossed: float = 0.0
 
     @property
     def words(self) -> float:
@@ -177,7 +180,7 @@ def gather_evidence(
     ranks = [languages[:n].count(lang) for n, lang in enumerate(languages)]
     across = any(p != language for p in languages)  # then the question's words are translated for them
     groups = _translated_groups(question, language, idf) if across else []
-    translated_total = sum(max(g.values(), default=0.0) for g in groups) or 1.0
+    translated_total = sum(max(g.values(), default=0.0) for _, g in groups) or 1.0
     seen: set[str] = set()
     candidates: list[ScoredUnit] = []
     held: dict[int, list[str]] = {}  # the words of each candidate (by id), for what its headings add
@@ -195,7 +198,7 @@ def gather_evidence(
                             said=sum(w for t, w in keys.items() if t in unit_words) / key_total)
         held[id(scored)] = tokens
         if groups and languages[unit.source] != language and is_known(languages[unit.source]):
-            found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for g in groups)
+            found = sum(max((w for t, w in g.items() if t in unit_words), default=0.0) for _, g in groups)
             scored.translated = found / translated_total
         candidates.append(scored)
     if similarity is None:  # no model to judge meaning: only shared words can say a unit is relevant
@@ -206,6 +209,7 @@ def gather_evidence(
         across_only = all(p != language for p in languages[:first])
         chosen = _shortlist([c for c in candidates if c.unit.source < first], budget, across_only)
         chosen += _first_units([c for c in candidates if c.unit.source >= first], JOINED_UNITS)
+    _credit_glosses(chosen, language, languages, groups, translated_total, held, idf)
     _score(chosen, sources, similarity, language, languages, translated, total)
     _said_under(question, language, chosen, sources, languages, keys, key_total, held)
     # The near miss is judged on the top passages alone, as in a knowledge base of one language.
@@ -341,15 +345,49 @@ def _derived(one: str, other: str) -> bool:
     return one == other or (len(short) >= DERIVED_STEM and long.startswith(short) and short.isascii())
 
 
-def _translated_groups(question: str, language: str, idf: Idf) -> list[dict[str, float]]:
-    """Each word of the question that the bilingual dictionary translates, as the IDF of each of its
-    translations' tokens: a unit in the other language is credited, per word, for its rarest one present."""
+Groups = list[tuple[tuple[str, ...], dict[str, float]]]  # a question word: its tokens, its translations
+
+
+def _translated_groups(question: str, language: str, idf: Idf) -> Groups:
+    """Each word of the question that the bilingual dictionary translates: its own tokens where it is English
+    (which a Chinese unit's English gloss may hold), and the IDF of each of its translations' tokens: a unit
+    in the other language is credited, per word, for its rarest one present."""
     # A name or code stands for itself (found, not translated): the shared-word score counts it already.
-    groups = [set(tokenize(" ".join(found))) for word, found in translations(question, language)
-              if found != (word,)]
-    groups = [g for g in groups if g]
-    weights = idf(sorted(set().union(*groups))) if groups else {}
-    return [{t: weights.get(t, 0.0) for t in g} for g in groups]
+    groups = [(tuple(word.split()) if language != GLOSSED_LANGUAGE else (), set(tokenize(" ".join(found))))
+              for word, found in translations(question, language) if found != (word,)]
+    groups = [(phrase, g) for phrase, g in groups if g]
+    weights = idf(sorted(set().union(*(g for _, g in groups)))) if groups else {}
+    return [(phrase, {t: weights.get(t, 0.0) for t in g}) for phrase, g in groups]
+
+
+def _credit_glosses(units: list[ScoredUnit], language: str, languages: list[str], groups: Groups,
+                    total: float, words_of: dict[int, list[str]], idf: Idf) -> None:
+    """Each Chinese unit's `glossed`, for an English question: a word of the question also counts where the
+    English gloss of one of the unit's words holds it, by that Chinese word's own rarity (at most the
+    question word's weight), beside its three Chinese words (`translated`), which are often not the
+    statute's ("change": 走, 倒 and 变化, where the Civil Code writes 变更, "to change; to alter"). A common
+    word's other senses say little (以下, "less"; 单位, "work")."""
+    if not groups or language == GLOSSED_LANGUAGE:
+        return
+    chinese = [s for s in units if languages[s.unit.source] == GLOSSED_LANGUAGE]
+    glossed = {id(s): english_for(s.unit.matched_text) for s in chinese}
+    rarity = idf(sorted({word for found in glossed.values() for word, _ in found}))
+    for scored in chinese:
+        said = [(rarity.get(word, 0.0), set(tokenize(" ".join(english))))
+                for word, english in glossed[id(scored)]]
+        held = set(words_of[id(scored)])
+        found = sum(_word_credit(phrase, weights, held, said) for phrase, weights in groups)
+        scored.glossed = TRANSLATED_WEIGHT * scored.prior * (found / total - scored.translated)
+
+
+def _word_credit(phrase: tuple[str, ...], weights: dict[str, float], held: set[str],
+                 said: list[tuple[float, set[str]]]) -> float:
+    """What a unit holding the tokens `held`, its words' glosses `said` (each with its word's rarity),
+    earns for one English word of the question: its rarest Chinese translation written, or the rarity of a
+    word whose gloss holds it, at most the word's weight."""
+    written = max((w for t, w in weights.items() if t in held), default=0.0)
+    meant = max((rarity for rarity, tokens in said if phrase and tokens.issuperset(phrase)), default=0.0)
+    return max(written, min(meant, max(weights.values(), default=0.0)))
 
 
 def _score(units: list[ScoredUnit], sources: list[Chunk], similarity: Similarity | None, language: str,

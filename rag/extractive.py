@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from rag.bilingual import GLOSSED_LANGUAGE
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
 from rag.lexical import tokenize
@@ -191,7 +192,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
                 break
         else:
             excerpts.append([unit])
-    excerpts = _askers_own_first(excerpts, evidence, other, asked)
+    excerpts = _glossed_first(_askers_own_first(excerpts, evidence, other, asked), evidence)
     excerpts = _pointed_to_first(_named_first(excerpts, evidence, other), evidence)
     return _sounding_alike_left_out(excerpts, evidence, asked)
 
@@ -224,6 +225,29 @@ def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
                      or (every and all(s.said_under < OWN_WORDS for s in units))))
 
     return [e for e in excerpts if not sounds_alike(e)]
+
+
+def _glossed_first(excerpts: list[list[Unit]], evidence: Evidence) -> list[list[Unit]]:
+    """`excerpts` led by the Chinese one whose sentence scores best when the question's words its English
+    gloss holds count (`ScoredUnit.glossed`), where the first is Chinese and leads by its score alone: the
+    three Chinese words the dictionary keeps for an English one are often not the statute's. "How does a
+    change in the main debt affect the guarantor's liability?" opens with the Civil Code's 第六百九十五条
+    (协商变更主债权债务合同内容…), not the rule on a debt transferred in part. Only the order changes: which
+    sentences are quoted is judged as before."""
+    if len(excerpts) < 2 or not any(s.glossed for s in evidence.units):
+        return excerpts
+    top = max(evidence.units, key=lambda s: s.score)
+    if evidence.languages[excerpts[0][0].source] != GLOSSED_LANGUAGE or all(u is not top.unit
+                                                                            for u in excerpts[0]):
+        return excerpts  # led for a reason of its own (the kind of answer asked, a denial, a language)
+    scored = {id(s.unit): s for s in evidence.units}
+
+    def credited(excerpt: list[Unit]) -> float:
+        return max((scored[id(u)].score + scored[id(u)].glossed for u in excerpt if id(u) in scored),
+                   default=float("-inf"))
+
+    lead = max((e for e in excerpts if evidence.languages[e[0].source] == GLOSSED_LANGUAGE), key=credited)
+    return [lead] + [e for e in excerpts if e is not lead]
 
 
 def _askers_own_first(excerpts: list[list[Unit]], evidence: Evidence, other: ScoredUnit | None,

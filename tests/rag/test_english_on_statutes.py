@@ -118,3 +118,16 @@ def test_the_passages_glosses_find_gold_articles_the_translated_question_misses(
     monkeypatch.setattr(snapshot, "gloss_ranking", lambda *args: ([], None))
     without = found_in_top(statutes_kb, questions)
     assert with_glosses >= without + 2, (with_glosses, without)
+
+
+
+def test_the_article_whose_words_say_the_question_in_english_is_quoted_first(statutes_kb):
+    # The three Chinese words the dictionary keeps for each English one are often not the statute's
+    # (change: 走, 倒, 变化; the article writes 变更, "to change; to alter"): the English gloss of the
+    # article's own words holds the question's. Before, the answer opened with the interpretation's rule on
+    # a debt transferred in part, and quoted the Civil Code's article on a changed contract only second.
+    asked = "How does a change in the main debt affect the guarantor's liability?"
+    answer = outcomes(statutes_kb, [asked])[0]
+    assert not answer.refused
+    first = next(line for line in answer.text.splitlines() if line.startswith(">"))
+    assert "第六百九十五条" in first and "变更主债权债务合同内容" in first, answer.text

@@ -304,3 +304,32 @@ def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_n
                                   ("holidays.xlsx", "Holidays")],
                         names={"lisbon": frozenset({"lisbon", "里斯本"})})
     assert choose_quotes(evidence, asked="en")[0][0].text == best.unit.text
+
+
+def test_a_chinese_quote_whose_words_say_the_english_question_leads_only_what_leads_by_score():
+    """For an English question the Chinese excerpts are ordered with the words their English gloss holds
+    (ScoredUnit.glossed); which sentences are quoted, and an order decided for another reason, stay."""
+    from rag.evidence import Evidence
+    from rag.extractive import choose_quotes
+
+    def evidence(first_glossed: float, second_glossed: float, languages: list[str]) -> Evidence:
+        first = _scored(0, 0, "第二十九条 债权人许可债务人转让部分债务的，保证人不再承担保证责任。", "paragraph", 0.880)
+        second = _scored(1, 0, "第六百九十五条 协商变更主债权债务合同内容，加重债务的，保证人不承担责任。", "paragraph",
+                         0.875)
+        first.score, second.score = first.cosine, second.cosine
+        first.glossed, second.glossed = first_glossed, second_glossed
+        return Evidence([first, second], [first.unit, second.unit], languages=languages,
+                        sections=[("担保法解释.md", "担保法解释"), ("合同编.md", "民法典")])
+
+    def order(chosen: Evidence, asked: str = "en") -> list[str]:
+        return [e[0].text[:6] for e in choose_quotes(chosen, asked=asked)]
+
+    assert order(evidence(0.0, 0.0, ["zh", "zh"])) == ["第二十九条 ", "第六百九十五"]
+    assert order(evidence(0.002, 0.010, ["zh", "zh"])) == ["第六百九十五", "第二十九条 "]
+    assert order(evidence(0.002, 0.004, ["zh", "zh"])) == ["第二十九条 ", "第六百九十五"], "not enough"
+    # a unit moved ahead of the best-scoring one for a reason of its own (the kind of answer asked, a denial)
+    led = evidence(0.002, 0.010, ["zh", "zh"])
+    led.units.reverse()
+    assert order(led)[0] == "第六百九十五"
+    led.units[0].glossed, led.units[1].glossed = 0.0, 0.010
+    assert order(led) == ["第六百九十五", "第二十九条 "], "the first does not lead by score alone"
