@@ -1,16 +1,16 @@
 """Extractive answers: the units of the top passages that best answer the question, quoted and cited.
 
-Used when no answer model is configured (the embedded default). The best-scoring unit comes first,
-with the sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But
-a storm dispersed the fleet.") unless it would leave no room for a better runner-up of the same passage,
-then — where the passages hold both languages — the other language's best sentence when it is nearly as
-good and that language's evidence passed the gate on its own (even past a full budget: the asker may be
-under either office's rule; the excerpt in the asker's language is quoted first), then the runner-up
-when it is nearly as good; at most three sentences in all (an article of a statute or a list item counts
-as one), so an answer stays short to read. Short paragraphs are quoted whole (a short article is never
-cut), table rows with their column headers (the rows of one table under one header, in its order, whichever
-of its passages they come from). Nothing is quoted that shares no content with the question:
-with no candidate the answer is a refusal (None).
+Used when no answer model is configured (the embedded default). The best-scoring unit comes first, with the
+sentence that follows it in its paragraph (the answer is often there: "…to reach Acre. But a storm dispersed
+the fleet.") unless it would leave no room for a better runner-up of the same passage, then the runner-ups of
+its own section, then — where the passages hold both languages — the other language's best sentence when it is
+nearly as good and that language's evidence passed the gate on its own (even past a full budget: the asker may
+be under either office's rule; the excerpt in the asker's language is quoted first), then the other runner-ups
+when they are nearly as good; at most three sentences in all (an article of a statute or a list item counts as
+one), so an answer stays short to read. Short paragraphs are quoted whole (a short article is never cut),
+table rows with their column headers (the rows of one table under one header, in its order, whichever of its
+passages they come from). Nothing is quoted that shares no content with the question: with no candidate the
+answer is a refusal (None).
 """
 
 from __future__ import annotations
@@ -158,8 +158,14 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
     runners = evidence.units[1:]
-    if other is not None:  # the other language's answer before this language's runner-ups
-        runners = [other] + [u for u in runners if u is not other]
+    context: list[ScoredUnit] = []
+    if other is not None:  # the other language's answer before this language's runner-ups ...
+        # ... but after those of the best one's own section, which it is read with (not a table's other rows:
+        # the row asked about is the answer, its header the context)
+        context = [u for u in runners if u is not other and u.score >= best.score - margin
+                   and u.unit.kind != "row" and _same_section(evidence, u.unit, best.unit)]
+        rest = [u for u in runners if u is not other and all(u is not c for c in context)]
+        runners = context + [other] + rest
     # Across languages the cosines sit too close together to vouch for a sentence alone: one in neither the
     # asker's language nor the best one's is quoted only when its language's evidence passed its own gate.
     vouched = (None if confirmed is None or not evidence.languages
@@ -169,6 +175,8 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         if vouched is not None and evidence.languages[unit.source] not in vouched:
             continue
         if candidate is not other and (used >= max_sentences or candidate.score < best.score - margin):
+            if any(candidate is c for c in context):
+                continue  # the budget is full: on to the other language's answer
             break
         if (not _same_section(evidence, unit, best.unit) and candidate is not other
                 and _apart(evidence, candidate, apart, asked)):

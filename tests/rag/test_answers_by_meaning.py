@@ -733,3 +733,26 @@ def test_no_other_language_quote_that_holds_few_of_the_words_the_askers_own_answ
     found = ask(handbook, "Can I work from home?")
     assert "Employees who work from home" in quotes(found)[0], found.text
     assert len(quotes(found)) == 1 and "工作日" not in found.text, found.text
+
+
+def test_of_sentences_as_close_the_one_saying_the_question_leads(handbook):
+    """"出差报销怎么报？": the model puts 第二条 (trips that need the department head, holding 出差 alone) a hair
+    above 第十二条, which says 出差 and 报销 (submit the claim within thirty days): the one that says the
+    question's key words leads."""
+    answer = ask(handbook, "出差报销怎么报？")
+    assert not answer.refused, answer.refusal_reason
+    assert quotes(answer)[0].startswith("第十二条"), answer.text
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("How many vacation days carry over?", "Up to five unused days can be carried over"),
+    ("What happens if I'm sick?", "If you are ill, tell your manager before 10:00"),
+])
+def test_the_best_sentences_own_section_is_quoted_before_the_other_languages_answer(handbook, question,
+                                                                                      answer):
+    """The carry-over rule's second sentence matches best ("Days above five are forfeited…"); its first,
+    which answers, came after the China office's carry-over rule and found no room left. The sentences of
+    the best one's own section are quoted first, in reading order; the other language's answer still is."""
+    got = ask(handbook, question)
+    assert not got.refused, got.refusal_reason
+    assert answer in quotes(got)[0], got.text

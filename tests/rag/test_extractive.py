@@ -193,7 +193,8 @@ def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_sam
 
 def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runner_ups():
     """A knowledge base of both languages: the China office's rule is quoted beside the global one when it
-    scores nearly as well — but not under a near-miss warning, where it answers no better."""
+    scores nearly as well — but not under a near-miss warning, where it answers no better. (A runner-up of
+    the best one's own section comes first: the best one is read in its context.)"""
     from rag.evidence import Evidence
     from rag.extractive import choose_quotes
 
@@ -203,7 +204,7 @@ def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runne
     english = _scored(2, 0, "Arrive at 9:30 at the reception desk on the ground floor.", "sentence", 0.873)
     units = [best, runner, another, english]
     languages = ["zh", "zh", "en"]
-    sections = [("a.md", "出差审批"), ("a.md", "出差审批"), ("b.md", "婚假")]
+    sections = [("a.md", "出差审批"), ("a.md", "婚假"), ("b.md", "婚假")]
 
     def chosen(missing=()):
         evidence = Evidence(units, [u.unit for u in units], languages=languages, sections=sections, missing=missing)
