@@ -212,10 +212,15 @@ def giving_first(question: str, language: str, excerpts: list[list[T]], text: Ca
     lead among the sentences before the quotes are chosen (`kind_first`); a year or a time of day does, and
     does not here: squad2's "In what year was Louis XIII crowned?" would open with another king's 1672."""
     kind = asked_kind(question, language) if excerpts else None
-    if kind != DATE or any(gives(text(u), kind, language_of(u)) for u in excerpts[0]):
+    if kind != DATE:
         return excerpts
-    found = next((e for e in excerpts
-                  if any(gives(text(u), kind, language_of(u)) and on_topic(u) for u in e)), None)
+
+    def states(unit: T) -> bool:
+        return gives(text(unit), kind, language_of(unit))
+
+    if any(states(u) for u in excerpts[0]):
+        return excerpts
+    found = next((e for e in excerpts[1:] if any(states(u) and on_topic(u) for u in e)), None)
     return excerpts if found is None else [found] + [e for e in excerpts if e is not found]
 
 

@@ -396,10 +396,11 @@ def _credit_glosses(units: list[ScoredUnit], language: str, languages: list[str]
         return
     chinese = [s for s in units if languages[s.unit.source] == GLOSSED_LANGUAGE]
     glossed = {id(s): english_for(s.unit.matched_text) for s in chinese}
-    rarity = idf(sorted({word for found in glossed.values() for word, _ in found}))
+    # Each Chinese word's rarity and its gloss's tokens, once: the units of a question share most words
+    meant = {word: set(tokenize(" ".join(english))) for found in glossed.values() for word, english in found}
+    rarity = idf(sorted(meant))
     for scored in chinese:
-        said = [(rarity.get(word, 0.0), set(tokenize(" ".join(english))))
-                for word, english in glossed[id(scored)]]
+        said = [(rarity.get(word, 0.0), meant[word]) for word, _ in glossed[id(scored)]]
         held = set(words_of[id(scored)])
         found = sum(_word_credit(phrase, weights, held, said) for phrase, weights in groups)
         scored.glossed = TRANSLATED_WEIGHT * scored.prior * (found / total - scored.translated)

@@ -158,14 +158,14 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         used += _sentences(follower)
     quoted = {" ".join(u.text.split()) for u in excerpts[0]}
     runners = evidence.units[1:]
-    context: list[ScoredUnit] = []
+    context: set[int] = set()  # (ids)
     if other is not None:  # the other language's answer before this language's runner-ups ...
         # ... but after those of the best one's own section, which it is read with (not a table's other rows:
         # the row asked about is the answer, its header the context)
-        context = [u for u in runners if u is not other and u.score >= best.score - margin
-                   and u.unit.kind != "row" and _same_section(evidence, u.unit, best.unit)]
-        rest = [u for u in runners if u is not other and all(u is not c for c in context)]
-        runners = context + [other] + rest
+        context = {id(u) for u in runners if u is not other and u.score >= best.score - margin
+                   and u.unit.kind != "row" and _same_section(evidence, u.unit, best.unit)}
+        runners = ([u for u in runners if id(u) in context] + [other]
+                   + [u for u in runners if u is not other and id(u) not in context])
     # Across languages the cosines sit too close together to vouch for a sentence alone: one in neither the
     # asker's language nor the best one's is quoted only when its language's evidence passed its own gate.
     vouched = (None if confirmed is None or not evidence.languages
@@ -175,7 +175,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
         if vouched is not None and evidence.languages[unit.source] not in vouched:
             continue
         if candidate is not other and (used >= max_sentences or candidate.score < best.score - margin):
-            if any(candidate is c for c in context):
+            if id(candidate) in context:
                 continue  # the budget is full: on to the other language's answer
             break
         if (not _same_section(evidence, unit, best.unit) and candidate is not other
