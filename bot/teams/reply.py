@@ -47,10 +47,22 @@ class AnswerStream(StreamingResponse):
         if not streaming:
             self._is_streaming_channel = False
 
+    async def _handle_send_error(self, err: Exception) -> None:
+        # The SDK tells a stopped or refused stream (403, or a 400 saying streaming is off) from a failure by
+        # looking for "403" anywhere in the error's text, which holds the URL: a port or conversation id with
+        # "403" in it would silently swallow a failed final message. Only those statuses go to the SDK.
+        if isinstance(err, aiohttp.ClientResponseError) and not _stream_refusal(err):
+            raise err
+        await super()._handle_send_error(err)
+
     async def end_with(self, text: str, citations: list[ClientCitation]) -> None:
         self._message = text
         self._citations = list(citations)
         await self.end_stream()
+
+
+def _stream_refusal(err: aiohttp.ClientResponseError) -> bool:
+    return err.status == 403 or (err.status == 400 and "streaming api is not enabled" in str(err.message).lower())
 
 
 @asynccontextmanager
