@@ -3,7 +3,8 @@
 In a personal chat the answer streams: an informative update ("Searching the knowledge base…"), text
 chunks at the SDK's interval, then the final message. Teams allows no streaming in channels and group
 chats: there a typing indicator runs until the one final message. The final message is the finished
-answer — its text, native citations, the AI-generated label and the (custom) feedback loop."""
+answer — its text, native citations, the AI-generated label and the (custom) feedback loop. When the user
+presses Stop, Teams refuses the stream's later updates: the answer ends where it is, and the model stops."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Self
 
 import aiohttp
 from microsoft_agents.activity import Activity, ClientCitation
@@ -19,7 +21,7 @@ from microsoft_agents.hosting.core.app.streaming import StreamingResponse
 from microsoft_agents.hosting.core.app.typing_indicator import TypingIndicator, TypingOptions
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.core.answering import UNSUPPORTED, WARNING, DeliveryError, answer_notes, slot_lent
+from bot.core.answering import UNSUPPORTED, WARNING, AnswerStopped, DeliveryError, answer_notes, slot_lent
 from bot.core.assistant import Assistant
 from bot.teams.citations import cut, held_back, neutral
 from bot.teams.parts import Part, answer_parts
@@ -55,6 +57,11 @@ class AnswerStream(StreamingResponse):
             raise err
         await super()._handle_send_error(err)
 
+    @property
+    def stopped_by_user(self) -> bool:
+        """Whether Teams refused an update because the user pressed Stop (the SDK then sends nothing more)."""
+        return bool(getattr(self, "_user_cancelled", False))
+
     async def end_with(self, text: str, citations: list[ClientCitation]) -> None:
         self._message = text
         self._citations = list(citations)
@@ -72,7 +79,7 @@ async def delivering() -> AsyncIterator[None]:
         yield
     except aiohttp.ClientResponseError as exc:
         raise DeliveryError(f"HTTP {exc.status} from the Bot Connector") from exc
-    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientError) as exc:
         raise DeliveryError(f"{type(exc).__name__} talking to the Bot Connector") from exc
 
 
@@ -135,7 +142,7 @@ class TeamsReply:
             context, typing_options=TypingOptions(initial_delay_ms=0, interval_ms=3000))
         context.on_send_activities(self._remember_ids)
 
-    async def __aenter__(self) -> TeamsReply:
+    async def __aenter__(self) -> Self:
         if self._typing is not None:
             await self._typing.__aenter__()
         self.stream.queue_informative_update(cut(SEARCHING, INFORMATIVE_LIMIT))
@@ -161,6 +168,8 @@ class TeamsReply:
                 await self.assistant.link_message(self.context.activity.conversation.id, message_id, self._answer_id)
 
     async def append(self, text: str) -> None:
+        if self.stream.stopped_by_user:  # stop generating: nothing more can reach the user
+            raise AnswerStopped("stopped in Teams")
         ready, self._pending = held_back(self._pending + text)
         if ready and self._streamed < STREAM_CHARS:
             self._streamed += len(ready)

@@ -7,7 +7,8 @@ It records every call — `POST /v3/conversations/{id}/activities[/{replyToId}]`
 * the body parses as a Bot Framework `Activity` (the microsoft-agents-activity models) → else 400;
 * streaming (`streaminfo` entities): only in personal chats ("streaming api is not enabled" otherwise), one
   open stream per conversation, one `streamId` per stream, `streamSequence` increasing, informative
-  updates of at most 1,000 characters, nothing after the final message;
+  updates of at most 1,000 characters, nothing after the final message; a stream the user stopped
+  (`stop_by_user`) answers its later updates and its final message with Teams' 403 ContentStreamNotAllowed;
 * citations (an `https://schema.org/Message` entity): positions 1…n, each referenced as `[n]` in the text,
   names ≤ 80, abstracts ≤ 160, at most 3 keywords of ≤ 28 characters;
 * a message of at most 40 KB (UTF-16) → else 413.
@@ -76,6 +77,10 @@ class ConnectorCall:
 class _Stream:
     stream_id: str
     sequence: int = 0
+    stopped: bool = False
+
+
+USER_STOPPED = {"code": "ContentStreamNotAllowed", "message": "Content stream was cancelled by user."}
 
 
 class BotConnector(LocalServer):
@@ -107,6 +112,11 @@ class BotConnector(LocalServer):
         with `status` (429 sends Retry-After)."""
         with self._lock:
             self._failures += [(method, status, retry_after, kind)] * times
+
+    def stop_by_user(self, conversation: str) -> None:
+        """The user pressing Stop on the answer streaming in `conversation`."""
+        with self._lock:
+            self._streams[conversation].stopped = True
 
     def calls_to(self, conversation: str | None = None, method: str | None = None) -> list[ConnectorCall]:
         with self._lock:
@@ -155,6 +165,11 @@ class BotConnector(LocalServer):
         if call.method == "DELETE":
             self.messages.pop(call.activity_id or "", None)
             return 200, {}
+        stream, info = self._streams.get(call.conversation), call.stream_info or {}
+        if stream is not None and stream.stopped and info.get("streamId") == stream.stream_id:
+            if info.get("streamType") == "final":
+                self._streams.pop(call.conversation)
+            return 403, {"error": USER_STOPPED}
         problem, status = self._problem(call)
         if problem:
             call.problem = problem

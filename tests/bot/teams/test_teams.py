@@ -55,6 +55,27 @@ def test_a_personal_chat_streams_and_ends_with_native_citations_and_feedback(han
     assert all(c.authorization is None for c in connector.calls), "anonymous mode: no token goes out"
 
 
+def test_the_user_pressing_stop_in_teams_stops_the_answer_model(handbook_index, tmp_path, connector):
+    """Teams refuses a stopped stream's later updates (403 ContentStreamNotAllowed): the model stops
+    generating, and neither a final message nor an apology follows what was shown."""
+    with FakeOpenAIServer() as model:
+        model.script.chat_reply, model.script.chat_pieces, model.script.piece_delay = MEALS * 40, 200, 0.05
+        teams = start_teams_bot(handbook_index, tmp_path, answer_base_url=model.base_url, answer_model="m")
+        try:
+            post(teams, activity(connector, "出差吃饭能报多少?"))
+            wait_for(lambda: [c for c in connector.calls_to(CHAT) if (c.stream_info or {}).get("streamType")
+                              == "streaming"])
+            connector.stop_by_user(CHAT)
+            wait_for(lambda: model.script.disconnects == 1, timeout=60)
+            time.sleep(2)  # what a missed stop would send next: updates, the final message, an apology
+        finally:
+            teams.stop()
+    assert len(model.script.sent) < 200, "the model stopped before the end of its answer"
+    assert any(c.status == 403 for c in connector.calls), "Teams refused an update of the stopped stream"
+    assert connector.messages_in(CHAT) == [], "no final message, no apology"
+    connector.assert_no_rejections()
+
+
 def test_a_channel_question_with_a_mention_gets_one_final_message_and_the_mention_is_stripped(teams, connector):
     thread = "19:general@thread.tacv2;messageid=1700000000001"
     post(teams, activity(connector, "How long must a password be?", conversation=thread, kind="channel",
