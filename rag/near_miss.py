@@ -113,6 +113,12 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
         return tuple(_topic_words(question, surfaces, present))
     if not surfaces or (across and (language, languages[units[0].unit.source]) not in MODEL_RELATES_ACROSS):
         return tuple(surfaces)
+    if not matched and _key_share(question, tuple(surfaces), idf) >= TOPIC_SHARE:
+        # What the question is about is words the knowledge base never uses, in either language: the model
+        # relating them to its sentences is the domain's closeness, not an answer ("referral", "bonus" and
+        # "hiring" .83-.85 to the contacts table). A single word of a longer question it relates to a
+        # statute ("landlord" to 出租人, .13 of the key words) is still vetted.
+        return tuple(surfaces)
     # ... and the model relates it to none of the best units ("landlord" to the statutes' 出租人) — of the
     # question's language when one of those is the best.
     best = (units if across else own)[:5]
@@ -124,12 +130,6 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
                   if max(comparable(c, language, p, "sentence") for c, p in zip(row, passages)) < related)
     if matched and _key_share(question, found, idf) < TOPIC_SHARE:
         return ()  # ... and the words it lacks are not what the question is about
-    if not matched and _key_share(question, tuple(surfaces), idf) >= TOPIC_SHARE:
-        # What the question is about is words the knowledge base never uses, in either language: the model
-        # relating them to its sentences is the domain's closeness, not an answer ("referral", "bonus" and
-        # "hiring" .83-.85 to the contacts table). A single word of a longer question it relates to a
-        # statute ("landlord" to 出租人, .13 of the key words) is still vetted.
-        return tuple(surfaces)
     return found
 
 
@@ -264,14 +264,17 @@ def _missing_across(question: str, language: str, present: set[str], idf: Idf, r
             continue  # a single Chinese character is too ambiguous to count
         tokens = [t for t in tokenize(word) if not asks(t)]
         weights = idf(tokens) if tokens else {}
-        if not tokens or not _untranslated(found, idf, known):
+        if not tokens:
             continue
         parts = word.split() if language != "zh" else []
         if any(known(t, weights.get(t, 0.0)) for t in tokens):
             # A phrase the knowledge base says in neither language ("overtime pay", 加班费) lacks those of its
             # words it never uses, when their own translations are absent too ("overtime").
-            out += [_surface(question, p) for p in parts
-                    if not known(p, weights.get(p, 0.0)) and _untranslated(_chinese(p), idf, known)]
+            if parts and _untranslated(found, idf, known):
+                out += [_surface(question, p) for p in parts
+                        if not known(p, weights.get(p, 0.0)) and _untranslated(_chinese(p), idf, known)]
+            continue
+        if not _untranslated(found, idf, known):
             continue
         # A phrase of common words ("get money", "keep hold") is missing only when one of its words is too.
         if len(parts) > 1 and not any(_untranslated(_chinese(p), idf, known) for p in parts):
