@@ -69,7 +69,8 @@ class CandidateFinder:
     def open(self, ctx: AnswerContext) -> None:
         """The index the answer reads from here on: loading a newly published one takes a moment (blocking)."""
         snapshot = self.retriever.snapshot
-        ctx.snapshot, ctx.version, ctx.idf = snapshot, snapshot.version, snapshot.lexical.idf
+        # What the asker may read decides which words the knowledge base uses (rag.lexical.scoped_idf)
+        ctx.snapshot, ctx.version, ctx.idf = snapshot, snapshot.version, snapshot.term_weights(ctx.scope)
 
     async def candidates(self, ctx: AnswerContext, worker: Worker) -> Candidates:
         """Retrieved and fused (or read from the cache), reranked, then reordered by feedback."""

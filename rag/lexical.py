@@ -29,6 +29,24 @@ class TermStats(Protocol):
     def idf(self, tokens: list[str]) -> dict[str, float]: ...
 
 
+def scoped_idf(idf: Idf, held: Callable[[list[str]], set[str]]) -> Idf:
+    """`idf` as one asker sees the knowledge base: a token that only passages they may not read hold (`held`
+    tells which of some tokens a passage they may read holds) weighs as a word it never uses. Whether the
+    knowledge base uses a word is said to them ("does not mention …", rag.near_miss) and steers what is
+    looked for in its place (rag.synonyms): judged over the whole index, it would tell whether a document
+    they may not read uses the word. The weights of the words they can read are the whole index's, as BM25
+    scores them."""
+    rare = idf([UNSEEN])[UNSEEN]
+
+    def weights(tokens: list[str]) -> dict[str, float]:
+        found = idf(tokens)
+        seen = [t for t, w in found.items() if w < rare - 1e-9]
+        readable = held(seen) if seen else set()
+        return {t: w if w >= rare - 1e-9 or t in readable else rare for t, w in found.items()}
+
+    return weights
+
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _WORD = rf"[^\W_{_CJK}]+"
 _TOKEN = re.compile(rf"([{_CJK}]+)|({_WORD}(?:['’]{_WORD})*)")

@@ -364,8 +364,8 @@ class Retriever:
             return result
 
         # BM25 also looks for the knowledge base's own words for the question's words it never uses
-        # (rag.synonyms: "bike" finds "Bicycle parking").
-        lexical_query = expanded(query, snapshot.lexical.idf)
+        # (rag.synonyms: "bike" finds "Bicycle parking"), of the passages `allowed` reads.
+        lexical_query = expanded(query, snapshot.term_weights(allowed))
 
         def bm25() -> Ranking:
             t0 = time.perf_counter()

@@ -134,10 +134,14 @@ class Scope:
             object.__setattr__(self, "readers", frozenset(r.lower() for r in self.readers))
 
     def allows(self, chunk: Chunk) -> bool:
-        if self.collections is not None and chunk.collection not in self.collections:
+        return self.admits(chunk.collection, chunk.access)
+
+    def admits(self, collection: str, access: tuple[str, ...] | list[str]) -> bool:
+        """Whether a passage of `collection` with the access list `access` is allowed."""
+        if self.collections is not None and collection not in self.collections:
             return False
-        if chunk.access and self.readers is not None:
-            return not self.readers.isdisjoint(chunk.access)
+        if access and self.readers is not None:
+            return not self.readers.isdisjoint(access)
         return True
 
     @property

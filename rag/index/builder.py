@@ -269,6 +269,7 @@ class IndexBuilder:
             and prev_manifest.exclude == exclude
             and prev_manifest.sources == declared_sources
             and prev_manifest.glossing == _glossing(results)
+            and previous.scoped_terms
         ):
             report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
             report.dense_index = prev_manifest.dense_index

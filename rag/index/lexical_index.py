@@ -47,6 +47,19 @@ class LexicalIndex:
             weights[token] = float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
         return weights
 
+    def held_by(self, tokens: list[str], rows: np.ndarray) -> set[str]:
+        """Which of `tokens` a row marked in `rows` (a mask over every row) holds."""
+        if not self.size:
+            return set()
+        vocab, indptr, indices = (self._retriever.vocab_dict, self._retriever.scores["indptr"],
+                                  self._retriever.scores["indices"])
+        held = set()
+        for token in tokens:
+            tid = vocab.get(token) if token else None
+            if tid is not None and tid + 1 < len(indptr) and rows[indices[indptr[tid]:indptr[tid + 1]]].any():
+                held.add(token)
+        return held
+
     def scores(self, query_tokens: list[str]) -> np.ndarray | None:
         """BM25 score of every row, or None when no query token is in the vocabulary."""
         known = [t for t in query_tokens if t and t in self._retriever.vocab_dict] if self.size else []

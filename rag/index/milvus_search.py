@@ -23,31 +23,61 @@ from rag.index.milvus_schema import (
     row_filter,
 )
 from rag.index.snapshot import Manifest
-from rag.lexical import tokenize
+from rag.lexical import Idf, scoped_idf, tokenize
 from rag.types import EVERYTHING, Chunk, Scope
 
 _CACHED_CHUNKS = 4096
 
 
-class TermCounts:
-    """Document frequency of our own BM25 tokens (rag.lexical), for the answer's support scoring."""
+Place = tuple[str, tuple[str, ...]]  # a passage's collection and access list
 
-    def __init__(self, df: dict[str, int], documents: int) -> None:
+
+class TermCounts:
+    """Document frequency of our own BM25 tokens (rag.lexical), for the answer's support scoring, and which
+    places (collection and access list) hold each token, for what an asker may read (`held_by`)."""
+
+    def __init__(self, df: dict[str, int], documents: int, places: list[Place] | None = None,
+                 held: dict[str, list[int]] | None = None) -> None:
         self.df = df
         self.documents = documents
+        self.places = places  # None: an index written before they were counted
+        self.held = held  # token → its places (by their position in `places`); None: one place holds them all
 
     @classmethod
-    def count(cls, tokens: list[list[str]]) -> TermCounts:
+    def count(cls, tokens: list[list[str]], places: list[Place] | None = None) -> TermCounts:
+        """`places`: each passage's, aligned with `tokens`."""
         df: dict[str, int] = {}
-        for chunk_tokens in tokens:
+        numbered: dict[Place, int] = {}
+        held: dict[str, set[int]] = {}
+        for n, chunk_tokens in enumerate(tokens):
+            place = numbered.setdefault(places[n], len(numbered)) if places is not None else 0
             for token in set(chunk_tokens):
                 df[token] = df.get(token, 0) + 1
-        return cls(df, len(tokens))
+                held.setdefault(token, set()).add(place)
+        if places is None:
+            return cls(df, len(tokens))
+        spread = {t: sorted(found) for t, found in held.items()} if len(numbered) > 1 else None
+        return cls(df, len(tokens), list(numbered), spread)
 
     def idf(self, tokens: list[str]) -> dict[str, float]:
         """The same form as rag.index.lexical_index.LexicalIndex.idf."""
         n = max(self.documents, 1)
         return {t: float(math.log(1 + (n - self.df.get(t, 0) + 0.5) / (self.df.get(t, 0) + 0.5))) for t in tokens}
+
+    def held_by(self, tokens: list[str], places: set[int]) -> set[str]:
+        """Which of `tokens` a passage of one of `places` holds."""
+        if self.held is None:
+            return {t for t in tokens if self.df.get(t)} if 0 in places else set()
+        return {t for t in tokens if not places.isdisjoint(self.held.get(t, ()))}
+
+    def to_dict(self) -> dict[str, Any]:
+        places = {"places": [[c, list(a)] for c, a in self.places]} if self.places is not None else {}
+        return {"df": self.df, **places, **({"held": self.held} if self.held is not None else {})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], documents: int) -> TermCounts:
+        places = [(c, tuple(a)) for c, a in data["places"]] if "places" in data else None
+        return cls(data["df"], documents, places, data.get("held"))
 
 
 class _Chunks:
@@ -119,6 +149,19 @@ class MilvusSnapshot:
 
     def row_filter(self, prefix: str | None, allowed: Scope = EVERYTHING) -> str | None:
         return row_filter(prefix, allowed, legacy=self.legacy)
+
+    @property
+    def scoped_terms(self) -> bool:
+        return self.terms.places is not None or self.legacy  # (a legacy collection has no access lists)
+
+    def term_weights(self, allowed: Scope = EVERYTHING) -> Idf:
+        places = self.terms.places
+        if allowed.unrestricted or places is None or self.legacy:  # (places unknown: as a whole, until the
+            return self.terms.idf                                    # next reindex writes them)
+        admitted = {n for n, (collection, access) in enumerate(places) if allowed.admits(collection, access)}
+        if len(admitted) == len(places):
+            return self.terms.idf
+        return scoped_idf(self.terms.idf, lambda tokens: self.terms.held_by(tokens, admitted))
 
     def dense_ranking(self, vector: np.ndarray, k: int, row_filter: str | None) -> list[tuple[str, float]]:
         found = call(self.client.search, self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()],

@@ -125,7 +125,7 @@ class MilvusStore:
         data = json.loads(gzip.decompress(base64.b64decode(blob)))
         count = data["manifest"]["chunk_count"]
         glosses = TermCounts(data["gloss_df"], count) if "gloss_df" in data else None
-        return Manifest.from_dict(data["manifest"]), TermCounts(data["df"], count), glosses
+        return Manifest.from_dict(data["manifest"]), TermCounts.from_dict(data, count), glosses
 
     # Writing.
 
@@ -203,8 +203,8 @@ class MilvusStore:
 
     def _write_meta(self, collection: str, build: IndexBuild) -> None:
         self._ensure_meta()
-        terms = TermCounts.count(build.tokens)
-        data = {"manifest": asdict(build.manifest), "df": terms.df}
+        terms = TermCounts.count(build.tokens, [(c.collection, c.access) for c in build.chunks])
+        data = {"manifest": asdict(build.manifest), **terms.to_dict()}
         if build.manifest.glossing:
             data["gloss_df"] = TermCounts.count(build.glosses).df
         blob = base64.b64encode(gzip.compress(json.dumps(data, ensure_ascii=False).encode())).decode()

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rag.index.snapshot import IndexBuild, Manifest
-from rag.lexical import TermStats
+from rag.lexical import Idf, TermStats
 from rag.types import EVERYTHING, Chunk, Scope
 
 Ranking = list[tuple[Hashable, float]]
@@ -43,6 +43,17 @@ class SearchIndex(Protocol):
     def vector(self, chunk_id: str) -> np.ndarray: ...
 
     def row_filter(self, prefix: str | None, allowed: Scope = EVERYTHING) -> Any: ...
+
+    @property
+    def scoped_terms(self) -> bool:
+        """Whether `term_weights` knows what each scope reads (False: an index written before it did, which
+        the next reindex writes anew even when no document changed)."""
+        ...
+
+    def term_weights(self, allowed: Scope = EVERYTHING) -> Idf:
+        """`lexical`'s IDF as `allowed` sees the knowledge base: a token only passages it does not allow hold
+        weighs as one no passage holds (rag.lexical.scoped_idf)."""
+        ...
 
     def dense_ranking(self, vector: np.ndarray, k: int, row_filter: Any) -> Ranking: ...
 

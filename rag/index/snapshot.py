@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from filelock import FileLock, Timeout
 
-from rag.lexical import tokenize
+from rag.lexical import Idf, scoped_idf, tokenize
 from rag.types import EVERYTHING, Chunk, Scope, collection_of
 
 if TYPE_CHECKING:
@@ -175,6 +175,17 @@ class Snapshot:
             return rows
         mask = self._allowed_mask(allowed)
         return np.flatnonzero(mask) if rows is None else rows[mask[rows]]
+
+    scoped_terms = True  # the BM25 postings tell which rows hold a token
+
+    def term_weights(self, allowed: Scope = EVERYTHING) -> Idf:
+        """The BM25 term weights as `allowed` sees the knowledge base (rag.lexical.scoped_idf)."""
+        if allowed.unrestricted:
+            return self.lexical.idf
+        mask = self._allowed_mask(allowed)
+        if mask.all():
+            return self.lexical.idf
+        return scoped_idf(self.lexical.idf, lambda tokens: self.lexical.held_by(tokens, mask))
 
     def _allowed_mask(self, allowed: Scope) -> np.ndarray:
         """Which rows `allowed` may see: whole collections at once, then the access-listed rows one by one."""
