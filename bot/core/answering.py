@@ -297,7 +297,7 @@ class Answerer:
         vector = self.question_vector(answer.question, answer.index_version)
         return self.feedback.record_answer(answer.question, answer.text, cited, answer.index_version,
                                            question.conversation, question.user, vector, platform=question.platform,
-                                           scope=question.scope)
+                                           scope=question.scope, sources=shown_uncited(answer))
 
     def question_vector(self, question: str, index_version: str) -> np.ndarray:
         """`question` embedded as retrieval embeds it for `index_version` (blocking): where votes are judged."""
@@ -314,3 +314,10 @@ class Answerer:
         except Exception as exc:  # noqa: BLE001 - nothing more can reach the user; the log says why
             reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
             _log.error("could not tell the user about a failure: %s", reason, extra={"event_id": question.event_id})
+
+
+def shown_uncited(answer: Answer) -> list[str]:
+    """The files whose words `answer` may show without citing them: a refusal names the documents it suggests,
+    and the answer model may have written from any passage it read. An extractive answer shows only what it
+    cites."""
+    return [] if answer.mode == "extractive" else [s.file for s in answer.sources]

@@ -104,8 +104,10 @@ def progress_text(event: IndexProgress | None, started: float, style: TextStyle)
         what = f"files {event.done}/{event.total}"
     elif event.stage == "embed":
         what = f"embedding new passages {event.done}/{event.total}"
-    elif event.stage == "fetch":
-        what = f"fetching {style.escape(event.detail) if event.detail else 'the sources'} ({event.done}/{event.total})"
+    elif event.stage == "fetch":  # the source's name alone: its detail may name a document (a wiki page's
+        # attachment, a crawled URL) that not everyone where the reindex was asked for may read
+        source = style.escape(event.source) if event.source else "the sources"
+        what = f"fetching {source} ({event.done}/{event.total})"
     else:
         what = "building the search index"
     return f"{style.working} Reindexing: {what} ({elapsed:.0f} s). Answers keep coming from the current index."

@@ -145,9 +145,14 @@ def admin_review(services: CoreServices, scope: Scope, days: int = REVIEW_DAYS, 
     def readable(file: str) -> bool:
         return may_show(documents, scope, file, where_answered=False)
 
-    def answer_readable(entry: dict) -> bool:  # every citation readable (a document no longer indexed: none)
+    def answer_readable(entry: dict) -> bool:
+        """Every document it may show readable (one no longer indexed: none): what it cites, and what it may
+        show uncited — a refusal names documents the asker could read. One recorded before those were kept is
+        shown only with citations."""
         recorded = services.feedback.answer(entry["answer_id"])
-        return recorded is not None and all(readable(c.file) for c in recorded.citations)
+        if recorded is None or (recorded.sources is None and not recorded.citations):
+            return False
+        return all(readable(f) for f in [*(c.file for c in recorded.citations), *(recorded.sources or ())])
 
     tests = {"answers": answer_readable, "passages": lambda e: readable(e["file"]),
              "documents": lambda e: readable(e["file"])}

@@ -61,7 +61,8 @@ def held_back_text(refused: MassDeleteRefused, style: TextStyle) -> str:
             f"documents, so none of its changes were published. If that is intended, send {allow}.")
 
 
-def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: TextStyle) -> str:
+def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: TextStyle,
+                  visible: Visible | None = None) -> str:
     name = style.name(outcome.name)
     if outcome.held_back is not None:
         return f"• {name}: {style.bold}held back{style.bold} — {held_back_text(outcome.held_back, style)}"
@@ -74,8 +75,9 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
     removed = sum(n.startswith(prefix) for n in index.removed) if index else 0
     kept = outcome.fetched.kept
     line = f"• {name}: fetched {taken} · removed {removed} · kept {len(kept)}"
-    if kept:
-        reasons = sorted(set(kept.values()))
+    # Why a document was kept may name it (a wiki attachment's title): said only where it may be read
+    reasons = sorted({why for name, why in kept.items() if visible is None or visible(f"{prefix}{name}")})
+    if reasons:
         line += " (" + style.escape("; ".join(reasons[:3])) + (" …" if len(reasons) > 3 else "") + ")"
     if not outcome.fetched.complete:
         line += " · the listing was cut short: nothing it did not see was removed"
@@ -91,7 +93,8 @@ def sync_text(report: SyncReport, style: TextStyle, visible: Visible | None = No
         head = f"{style.failed} Sync failed — the previous index is still serving:"
     else:
         head = f"{style.failed} Sync finished with problems:"
-    text = "\n".join([head, *(_outcome_line(o, report.index, style) for o in report.sources.values())])
+    lines = [_outcome_line(o, report.index, style, visible) for o in report.sources.values()]
+    text = "\n".join([head, *lines])
     if len(text) > max_chars // 2:
         text = text[: max_chars // 2 - 1] + "…"
     if report.index is None:

@@ -58,6 +58,9 @@ class RecordedAnswer:
     created: float
     platform: str = "slack"
     scope: str = ""  # Scope.collections_key of the place it was asked in
+    # The files whose words it may show uncited — a refusal's suggestions, what the answer model read (None:
+    # recorded before they were kept)
+    sources: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,14 @@ CREATE INDEX IF NOT EXISTS votes_chunk ON votes (chunk_id);
 # Columns added after the first release: added to older databases when they are opened.
 _ADDED_COLUMNS = {
     # scope: the collections the question was answered from ("" = all); votes apply within it only
-    "answers": {"platform": "TEXT NOT NULL DEFAULT 'slack'", "scope": "TEXT NOT NULL DEFAULT ''"},
+    # sources: the files whose words an answer may show uncited (NULL: recorded before they were kept)
+    "answers": {"platform": "TEXT NOT NULL DEFAULT 'slack'", "scope": "TEXT NOT NULL DEFAULT ''",
+                "sources": "TEXT"},
     "votes": {"admin": "INTEGER NOT NULL DEFAULT 0", "reason": "TEXT", "comment": "TEXT",
               "platform": "TEXT NOT NULL DEFAULT 'slack'"},
 }
-_ANSWER_COLUMNS = "answer_id, question, answer, citations, index_version, channel, user, created, platform, scope"
+_ANSWER_COLUMNS = ("answer_id, question, answer, citations, index_version, channel, user, created, platform, "
+                   "scope, sources")
 _VOTE_COLUMNS = "answer_id, user, target, value, chunk_id, channel, updated, admin, reason, comment, platform"
 
 
@@ -165,16 +171,19 @@ class FeedbackStore:
     def record_answer(
         self, question: str, answer: str, citations: list[CitedChunk], index_version: str, channel: str, user: str,
         question_vector: np.ndarray | None = None, platform: str = "slack", scope: Scope = EVERYTHING,
+        sources: list[str] | None = None,
     ) -> str:
+        """`sources`: the files whose words the answer may show without citing them."""
         answer_id = uuid.uuid4().hex
         blob = None if question_vector is None else np.asarray(question_vector, dtype=np.float32).tobytes()
         cited = json.dumps([asdict(c) for c in citations], ensure_ascii=False)
         with self._lock:
             self._conn.execute(
                 "INSERT INTO answers (answer_id, question, answer, citations, index_version, channel, user, "
-                "created, question_vector, platform, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created, question_vector, platform, scope, sources) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (answer_id, question, answer, cited, index_version, channel, user, self._clock(), blob, platform,
-                 scope.collections_key),
+                 scope.collections_key, json.dumps(sorted(set(sources or ())), ensure_ascii=False)),
             )
         if self._clock() - self._last_prune >= PRUNE_EVERY_SECONDS:
             self._last_prune = self._clock()
@@ -331,9 +340,10 @@ class FeedbackStore:
 
 
 def _answer(row: tuple) -> RecordedAnswer:
-    answer_id, question, text, citations, version, channel, user, created, platform, scope = row
+    answer_id, question, text, citations, version, channel, user, created, platform, scope, sources = row
     return RecordedAnswer(answer_id, question, text, [CitedChunk(**c) for c in json.loads(citations)], version,
-                          channel, user, created, platform, scope)
+                          channel, user, created, platform, scope,
+                          None if sources is None else tuple(json.loads(sources)))
 
 
 def _vote(row: tuple) -> Vote:

@@ -78,10 +78,11 @@ class SourceRoot:
 
 @dataclass(frozen=True)
 class IndexProgress:
-    stage: str  # "parse" | "embed" | "build" | "done"
+    stage: str  # "fetch" | "parse" | "embed" | "build" | "done"
     done: int
     total: int
-    detail: str = ""
+    detail: str = ""  # for the operator's terminal: what is being fetched may name a document
+    source: str = ""  # the source being fetched, by its name alone (what a chat is shown)
 
 
 @dataclass

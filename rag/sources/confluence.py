@@ -123,8 +123,8 @@ class ConfluenceConnector:
             name = names[attachment.id]
             if _outdated(known.get(attachment.id), attachment.version, sync.root / name):
                 progress(i, len(wanted), f"attachment {attachment.title}")
-                try:
-                    data = sync.api.download(attachment.download, what=f"attachment {attachment.title}")
+                try:  # (an error names it by id: it is shown where its page's readers may not be)
+                    data = sync.api.download(attachment.download, what=f"attachment {attachment.id}")
                 except SourceError as exc:
                     _keep(sync, [name], exc)
                     continue

@@ -103,7 +103,7 @@ class SourceSync:
         with self._lock() as held:
             states = {name: self.states.load(name) for name in self.specs}
             for i, spec in enumerate(picked):
-                progress(IndexProgress("fetch", i, len(picked), spec.name))
+                progress(IndexProgress("fetch", i, len(picked), spec.name, spec.name))
                 report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
             progress(IndexProgress("fetch", len(picked), len(picked)))
             fetched = {name for name, outcome in report.sources.items() if outcome.ok}
@@ -117,7 +117,8 @@ class SourceSync:
         state.status.last_attempt = began
 
         def told(done: int, total: int, what: str) -> None:
-            progress(IndexProgress("fetch", done, total, f"{spec.name}: {what}" if what else spec.name))
+            detail = f"{spec.name}: {what}" if what else spec.name
+            progress(IndexProgress("fetch", done, total, detail, spec.name))
 
         try:
             workdir = self.states.workdir(spec.name)

@@ -93,11 +93,15 @@ class ScopeCommand:
             lines.append("Documents with an access list are never quoted here: everyone in a channel reads "
                          "the answers.")
         if admin:
-            everyone = not request.is_direct and not self.style.private_reply
+            everyone = self._everyone_reads(request)
             lines.append(self._index_collections(placement.collections if everyone else None))
             lines.append(f"Change it with `{self.style.command} hr,public`; `{self.style.command} {RESET}` "
                          "goes back to the scopes file.")
         return "\n".join(lines)
+
+    def _everyone_reads(self, request: ScopeRequest) -> bool:
+        """Whether the reply is posted where everyone in a channel or group chat reads it."""
+        return not request.is_direct and not self.style.private_reply
 
     def _index_collections(self, only: Collections = None) -> str:
         """The index's collections and their sizes; `only`: just these (the place's own, for a reply
@@ -107,8 +111,8 @@ class ScopeCommand:
             return "There is no index yet, so no collections."
         sizes = collection_sizes(documents)
         title = "Collections in the index"
-        if only is not None:
-            sizes = {name: count for name, count in sizes.items() if name in only}
+        if only is not None:  # ... counting what may be quoted there: no document with an access list
+            sizes = collection_sizes(_open(documents, only))
             title = "This channel's collections in the index"
         listed = ", ".join(f"{self.style.escape(name)} ({count})" for name, count in sizes.items()) or "none yet"
         return f"{self.style.bold}{title}{self.style.bold} (documents): {listed}"
@@ -121,6 +125,8 @@ class ScopeCommand:
         lines = [f"Scope of {self._where(request)} is now {b}{self._names(names)}{b} (it was "
                  f"{self._names(before.collections)}). It counts from the next question."]
         documents = self.documents() or {}
+        if self._everyone_reads(request):
+            documents = _open(documents, names)
         unknown = sorted(names - set(collection_sizes(documents)))
         if unknown:
             lines.append(f"Note: no indexed document is in {self._names(frozenset(unknown))} yet — kept anyway; "
@@ -146,3 +152,9 @@ def _logged(request: ScopeRequest, what: str, old: Collections, new: Collections
 
     _log.info("scope %s: platform=%s place=%s user=%s %r -> %r", what, request.platform, request.place,
               request.user, names(old), names(new))
+
+
+def _open(documents: Documents, collections: frozenset[str]) -> Documents:
+    """The documents of `collections` that everyone in a channel may be quoted (no access list)."""
+    return {file: chunk for file, chunk in documents.items()
+            if chunk.collection in collections and not chunk.access}

@@ -62,3 +62,41 @@ def test_a_failed_reindex_is_kept_with_its_short_reason():
     assert (last.by, last.ok) == ("U0OWNER01", False) and not reindexer.running and reindexer.current is None
     told = run_text(last, SLACK_STYLE)
     assert told.startswith(":x: Reindex failed") and "/secret/path" not in told
+
+
+def test_a_sync_shown_in_chat_names_sources_not_the_documents_it_fetches(tmp_path):
+    """Progress and kept documents are shown where the reindex was asked for, which may not read every
+    document a source fetches (an attachment of a restricted wiki page, a crawled page): the progress names
+    the source alone, and why a document was kept is said only where that document may be read."""
+    from bot.core.sources import sync_text
+    from rag.sources.base import Fetched
+    from rag.sources.sync import SourceOutcome, SyncReport
+
+    release = threading.Event()
+
+    def refresh(progress):
+        progress(IndexProgress("fetch", 1, 2, "wiki: attachment Layoff plan Q3.xlsx", "wiki"))
+        release.wait(10)
+        return IndexReport(version="v2", previous_version="v1", roots=[], files=1, chunks=3, seconds=1.0)
+
+    shown: list[str] = []
+
+    async def show(text):
+        shown.append(text)
+
+    async def run():
+        task = asyncio.create_task(Reindexer(refresh, lambda: None, update_every=0.05).run(show, SLACK_STYLE))
+        await asyncio.sleep(0.3)
+        release.set()
+        await task
+
+    asyncio.run(run())
+    assert any("fetching wiki (1/2)" in text for text in shown), shown
+    assert not any("Layoff" in text for text in shown)
+
+    why = "Confluence answered 502 for wiki (attachment 9001)"
+    fetched = Fetched(tmp_path, kept={"HR/Layoff plan Q3.xlsx": why})
+    report = SyncReport({"wiki": SourceOutcome("wiki", True, fetched=fetched)})
+    everyone = sync_text(report, SLACK_STYLE, visible=lambda name: not name.startswith("wiki/HR/"))
+    assert "• `wiki`: fetched 0 · removed 0 · kept 1" in everyone and why not in everyone
+    assert why in sync_text(report, SLACK_STYLE, visible=lambda name: True)

@@ -195,13 +195,19 @@ def test_the_admins_review_keeps_to_the_admins_own_scope(bot, slack):
         assert file in files, (question, files)
         feedback.vote(answer_id, user, "answer", -1, channel)
         feedback.vote(answer_id, user, f"citation:{files.index(file) + 1}", -1, channel)
+    # A refusal cites nothing, but names the documents its asker could read that come close.
+    refused = "What do senior engineers in salary band E4 not earn?"
+    message, answer_id = ask_in(bot, slack, "D0BOSS01", BOSS, refused)
+    assert "You might look at:" in shown(message) and "(hr/salaries.md)" in shown(message)
+    feedback.vote(answer_id, BOSS, "answer", -1, "D0BOSS01")
 
     open_home(bot, slack, ADMIN)  # dm: [hr, public], and the admin is not on the salaries' access list
     admin = view_text(published(slack, ADMIN)).replace("&gt;", ">")
     assert "“How many days of annual leave do I get?”" in admin and "`hr/leave.md`" in admin
     assert "production deployments" not in admin and "eng/deploy.md" not in admin
     assert "senior engineers" not in admin and "salaries" not in admin and SALARY not in admin
-    assert "2 more down-voted answers outside your scope" in admin
+    assert "Salary bands" not in admin and "salary band E4" not in admin
+    assert "3 more down-voted answers outside your scope" in admin
     assert "2 more flagged passages outside your scope" in admin
     assert "*Documents with the most flags:* `hr/leave.md` (1) · and 2 more outside your scope" in admin
 

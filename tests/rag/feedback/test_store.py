@@ -97,6 +97,10 @@ def test_an_older_database_is_migrated_in_place(tmp_path):
     assert (vote.user, vote.value, vote.admin, vote.reason, vote.platform) == ("U2", -1, False, None, "slack")
     store.set_reason("a1", "U2", "incomplete")
     assert store.answer("a1").platform == "slack"
+    assert store.answer("a1").sources is None, "what it may show uncited was not kept then"
+    fresh = store.record_answer("q", "a", [], "v2", "C1", "U1", sources=["hr/b.md", "a.md", "hr/b.md"])
+    assert store.answer(fresh).sources == ("a.md", "hr/b.md")
+    assert store.answer(store.record_answer("q", "a", [], "v2", "C1", "U1")).sources == ()
 
 
 def _age(path, answer_id: str, days: float) -> None:
