@@ -78,6 +78,21 @@ def test_signatures_are_verified(bot):
     assert bot.post(body, "application/json", headers=wrong_secret, signed=False).status_code == 401
 
 
+@pytest.mark.parametrize("body, content_type", [
+    (b"{", "application/json"), (b"[1]", "application/json"), (b"\xff\xfe", "application/json"),
+    (b"payload=notjson", "application/x-www-form-urlencoded"),
+    (b"ssl_check=1&token=x", "application/x-www-form-urlencoded"),
+])
+def test_what_slack_did_not_sign_is_refused_before_it_is_read(bot, body, content_type, caplog):
+    """A body no parser takes gave a 500 and a stack trace in the log for anyone who posted it, and an
+    unsigned SSL check a 200: Slack signs everything it sends."""
+    response = bot.post(body, content_type, signed=False)
+    assert (response.status_code, response.text) == (401, "invalid request")
+    odd = {"X-Slack-Request-Timestamp": "not-a-number", "X-Slack-Signature": "v0=" + "0" * 64}
+    assert bot.post(body, content_type, headers=odd, signed=False).status_code == 401
+    assert "Traceback" not in caplog.text and "Error handling request" not in caplog.text
+
+
 def test_a_retried_event_and_the_twin_message_event_give_one_answer(bot, slack):
     event = mention(slack, "How long must a password be?")
     assert bot.event(event, event_id="EvDUPLICATE1").status_code == 200
