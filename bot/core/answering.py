@@ -20,6 +20,7 @@ from rag.framing import courtesy, courtesy_language
 from rag.languages import ByLanguage, answer_language, detect_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
+from bot.core.logs import described
 
 if TYPE_CHECKING:
     import numpy as np
@@ -275,7 +276,7 @@ class Answerer:
         try:
             await reply.finish(final, answer_id)
         except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build
-            reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
+            reason = exc.reason if isinstance(exc, DeliveryError) else described(exc)
             _log.error("could not post the final answer: %s", reason, extra={"event_id": question.event_id})
             if self.metrics is not None:
                 self.metrics.failed("unfinished", question.platform)
@@ -287,7 +288,8 @@ class Answerer:
         try:
             return await asyncio.to_thread(self.record, answer, question)  # an fsync'd write: off the loop
         except Exception as exc:  # noqa: BLE001 - e.g. the feedback database is locked or full
-            _log.error("could not record the answer for feedback: %r", exc, extra={"event_id": question.event_id})
+            _log.error("could not record the answer for feedback: %s", described(exc),
+                       extra={"event_id": question.event_id})
             return None
 
     def record(self, answer: Answer, question: Question) -> str:
@@ -312,7 +314,7 @@ class Answerer:
         try:
             await telling
         except Exception as exc:  # noqa: BLE001 - nothing more can reach the user; the log says why
-            reason = exc.reason if isinstance(exc, DeliveryError) else repr(exc)
+            reason = exc.reason if isinstance(exc, DeliveryError) else described(exc)
             _log.error("could not tell the user about a failure: %s", reason, extra={"event_id": question.event_id})
 
 

@@ -5,9 +5,27 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import time
 
 event_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("event_id", default="")
+
+
+# Credentials as an error's text may carry them: an Authorization header's value, a Slack token, the password
+# of a URL (an HTTP client error's repr holds its request's headers)
+_CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}|\bxox[a-z]-[\w-]+"
+                         r"|(?<=://)[^/@\s:]+:[^/@\s]+(?=@)")
+
+
+def redacted(text: str) -> str:
+    """`text` with every credential it holds written as ***."""
+    return _CREDENTIAL.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "***", text)
+
+
+def described(exc: BaseException) -> str:
+    """An exception for a log line: its type and message, never its repr (an HTTP client error's repr holds
+    the request's headers, its Authorization among them)."""
+    return redacted(f"{type(exc).__name__}: {exc}")
 
 
 class JsonFormatter(logging.Formatter):
@@ -16,13 +34,13 @@ class JsonFormatter(logging.Formatter):
             "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": redacted(record.getMessage()),
         }
         event_id = getattr(record, "event_id", "") or event_id_var.get()
         if event_id:
             entry["event_id"] = event_id
         if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
+            entry["error"] = redacted(self.formatException(record.exc_info))
         return json.dumps(entry, ensure_ascii=False)
 
 

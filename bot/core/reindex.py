@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from bot.core.logs import described
 from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused
 from rag.index.snapshot import IndexBusyError, IndexLockLost
 
@@ -348,6 +349,6 @@ async def run_reindex(reindexer: Reindexer, message: ProgressMessage, style: Tex
     try:
         await message.show(outcome.text)
     except Exception as exc:  # noqa: BLE001 - e.g. the bot may not post there: the adapter tells the admin otherwise
-        _log.error("could not tell the admin how the reindex went: %s", getattr(exc, "reason", repr(exc)))
+        _log.error("could not tell the admin how the reindex went: %s", described(exc))
         return ReindexOutcome(outcome.text, outcome.ok, told=False)
     return outcome

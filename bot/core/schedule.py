@@ -13,6 +13,7 @@ from pathlib import Path
 
 import watchfiles
 
+from bot.core.logs import described
 from bot.core.reindex import ReindexBusy, Reindexer, TextStyle
 from bot.core.sources import SourceDesk, SyncRequest, Teller, failure_notice
 from rag.index.builder import MassDeleteRefused
@@ -97,7 +98,8 @@ class SyncScheduler:
                                                            stop_event=self._stop):
                         self._note(changes, folders)
                 except Exception as exc:  # noqa: BLE001 - e.g. a folder went away: its syncs report that
-                    _log.warning("watching the folder sources stopped (%r); watching again shortly", exc)
+                    _log.warning("watching the folder sources stopped (%s); watching again shortly",
+                                 described(exc))
             try:
                 await asyncio.wait_for(self._stop.wait(), self.tick)
             except TimeoutError:

@@ -9,6 +9,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.admins import AdminCheck
+from bot.core.logs import described
 from bot.core.sources import Teller
 from bot.slack.blocks import SLACK_STYLE
 
@@ -49,7 +50,7 @@ def admin_teller(client: AsyncWebClient) -> Teller:
         except SlackApiError as exc:
             _log.warning("could not message %s: %s", user, exc.response.get("error"))
         except Exception as exc:  # noqa: BLE001 - e.g. Slack unreachable: told on a later failure
-            _log.warning("could not message %s: %r", user, exc)
+            _log.warning("could not message %s: %s", user, described(exc))
         return False
 
     return Teller(SLACK_STYLE, send)

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from bot.core.admins import AdminCheck
 from bot.core.assistant import Assistant
 from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, no_index, nothing_to_ask
-from bot.core.logs import event_id_var
+from bot.core.logs import described, event_id_var
 from bot.core.reindex import BUSY, STARTED
 from bot.core.scopes.command import ScopeRequest
 from bot.core.sources import Teller, parse_request
@@ -202,7 +202,7 @@ class TeamsSurface:
             await self.adapter.continue_conversation_with_claims(known[0], known[1], send)
             return True
         except Exception as exc:  # noqa: BLE001 - told again on a later failure; it shows in `sources` meanwhile
-            _log.warning("could not message Teams admin %s: %s", user, getattr(exc, "reason", repr(exc)))
+            _log.warning("could not message Teams admin %s: %s", user, described(exc))
             return False
 
     async def _on_sources(self, context: TurnContext, _state: TurnState) -> None:
@@ -268,11 +268,11 @@ class TeamsSurface:
         task.add_done_callback(self._background.discard)
 
     async def _turn_failed(self, context: TurnContext, error: Exception) -> None:
-        _log.error("Teams turn failed: %r", error, exc_info=error)
+        _log.error("Teams turn failed: %s", described(error), exc_info=error)
         if context.activity.type != "message":
             return
         try:
             async with delivering():
                 await context.send_activity(FAILED)
         except Exception as exc:  # noqa: BLE001
-            _log.error("could not tell the user about the failure: %s", getattr(exc, "reason", repr(exc)))
+            _log.error("could not tell the user about the failure: %s", described(exc))

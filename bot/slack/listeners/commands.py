@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.logs import described
 from bot.core.reindex import BUSY, STARTED, ReindexOutcome, not_admin
 from bot.core.sources import SyncRequest, parse_request, starting_text
 from bot.slack.blocks import SLACK_STYLE, escape
@@ -27,7 +28,7 @@ async def respond_safely(respond, text: str) -> None:
     try:
         await respond(text)
     except Exception as exc:  # noqa: BLE001 - e.g. the response URL expired; nothing else can reach the user
-        _log.warning("could not answer a slash command through its response URL: %r", exc)
+        _log.warning("could not answer a slash command through its response URL: %s", described(exc))
 
 
 def register(app: AsyncApp, services: SlackServices) -> None:

@@ -106,6 +106,25 @@ def test_only_requests_signed_by_bot_framework_for_this_bot_are_served(handbook_
         bot.stop()
 
 
+def test_a_reply_the_connector_refuses_is_logged_without_the_bots_token(handbook_index, tmp_path, connector,
+                                                                          signing_keys, caplog):
+    """The user blocked the bot: Teams refuses its replies with 403. The SDK's error holds the request it made,
+    the bot's own bearer token among its headers, and the turn's failure was logged as its repr."""
+    real, _ = signing_keys
+    bot = registered_bot(handbook_index, tmp_path)
+    try:
+        connector.fail_next("POST", 403, times=5)
+        with caplog.at_level(logging.WARNING):
+            accepted = post(bot, activity(connector, "scope"), {"Authorization": f"Bearer {token(real, connector)}"})
+            assert accepted.status_code in (200, 202)
+            wait_for(lambda: "Teams turn failed: ClientResponseError: 403" in caplog.text)
+            time.sleep(0.5)  # the apology the failure sends is refused too, and logged
+        assert any(c.status == 403 and c.authorization == f"Bearer {OUTGOING_TOKEN}" for c in connector.calls)
+        assert OUTGOING_TOKEN not in caplog.text, "the token the connector was sent"
+    finally:
+        bot.stop()
+
+
 class StalledKeys:
     """A keys endpoint that accepts the connection and never answers."""
 
