@@ -66,7 +66,8 @@ _LANGUAGE_NAMES = {
 # Our block tags and the chat-template / reasoning tokens that models treat as structure, as they read
 # in the folded copy (so `＜/ѕоurce＞` and DeepSeek's `<｜begin▁of▁sentence｜>` match too).
 _TAG_LIKE = re.compile(
-    r"<\s*/?\s*(?:source|(?:question|system|user|assistant|think|tool_call|tool_response)\b)[^<>\n]{0,200}>?",
+    r"<\s*/?\s*(?:source|(?:question|system|user|assistant|think|tool_call|tool_response|instruct|query|document)\b)"
+    r"[^<>\n]{0,200}>?",
     re.IGNORECASE,
 )
 _TEMPLATE_TOKEN = re.compile(

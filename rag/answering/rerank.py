@@ -8,6 +8,7 @@ import time
 from rag.answering.context import AnswerContext, Candidates
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
+from rag.prompt import defang
 from rag.types import Hit
 
 _log = logging.getLogger(__name__)
@@ -26,7 +27,9 @@ class Rerank:
             return Candidates(hits)
         began = time.perf_counter()
         try:
-            scores = await self.reranker.scores(ctx.question, [h.chunk.indexed_text for h in hits])
+            # Document text never steers the reranker either: a passage holding chat-template tokens or the
+            # reranker's own <Document> / <Query> marks could answer "yes" for itself
+            scores = await self.reranker.scores(defang(ctx.question), [defang(h.chunk.indexed_text) for h in hits])
         except ModelError as exc:
             _log.warning("reranker failed, keeping the fused order: %s", exc)
             ctx.failed("rerank", exc.kind, "The reranker is unavailable; results are in retrieval order.")
