@@ -8,6 +8,7 @@ import numpy as np
 import openai
 
 from rag.embedding.base import EmbeddingError, normalize_rows
+from rag.redaction import redact
 
 _log = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ class OpenAIEmbedder:
                 model=self._model, input=inputs, encoding_format="float", **extra
             )
         except openai.APIError as exc:
-            raise EmbeddingError(f"embedding server failed for model {self._model!r}: {exc}") from exc
+            raise EmbeddingError(redact(f"embedding server failed for model {self._model!r}: {exc}",
+                                        [self._client.api_key])) from exc
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(inputs):
             raise EmbeddingError(f"embedding server returned {len(data)} vectors for {len(inputs)} inputs")

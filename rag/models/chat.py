@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from rag.redaction import redact
+
 if TYPE_CHECKING:
     import openai
 
@@ -206,7 +208,9 @@ class ChatModel:
         return _THINK_BLOCK.sub("", response.choices[0].message.content).strip()
 
     def _error(self, kind: FailureKind, detail: str) -> ModelError:
-        return ModelError(kind, f"model {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}")
+        # (what the server answered may quote the key it was sent, as a URL may hold a password)
+        return ModelError(kind, redact(f"model {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}",
+                                       [self.endpoint.api_key]))
 
     def _translate(self, exc: openai.APIError) -> ModelError:
         import openai

@@ -11,6 +11,7 @@ import json
 from typing import Literal, Protocol
 
 from rag.models.chat import Endpoint, ModelError
+from rag.redaction import redact
 
 QWEN3_INSTRUCTION = "Given a question from an employee, judge whether the passage from the company knowledge base answers it"
 _QWEN3_SYSTEM = (
@@ -51,7 +52,8 @@ class _HttpReranker:
         return self.endpoint.model
 
     def _error(self, kind: str, detail: str) -> ModelError:
-        return ModelError(kind, f"reranker {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}")  # type: ignore[arg-type]
+        text = f"reranker {self.endpoint.model!r} at {self.endpoint.base_url}: {detail}"
+        return ModelError(kind, redact(text, [self.endpoint.api_key]))  # type: ignore[arg-type]
 
     async def _post(self, path: str, payload: dict) -> dict:
         import httpx

@@ -13,14 +13,15 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+from rag.redaction import redact
 
 # The GIT_* variables of our own environment that still apply: how to reach a server (ssh, certificates).
 # The others (GIT_DIR, GIT_TRACE_CURL, GIT_CONFIG_*...) would point git at another repository or log headers.
 _KEPT = ("GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
          "GIT_PROXY_SSL_CAINFO")
-_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]*@")
 _MESSAGE_PREFIX = re.compile(r"^(?:fatal|error|remote|warning): ?", re.IGNORECASE)
 
 
@@ -32,15 +33,6 @@ class GitFailed(Exception):
         self.command = command
         self.reason = reason
         self.timed_out = timed_out
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` without the user:password part of any URL nor any of `secrets`."""
-    text = _USERINFO.sub(r"\1***@", text)
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def git_env(config: Sequence[tuple[str, str]] = ()) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 @dataclass
 class Script:
     fail_next: list[int] = field(default_factory=list)  # HTTP statuses to return, in order
+    echo_authorization: bool = False  # a failure's message quotes the Authorization header, as some gateways do
     delay: float = 0.0  # seconds to wait before answering (before the first token for streams)
     wrong_count: bool = False  # embeddings: one vector too few
     chat_reply: str = "OK"
@@ -57,7 +58,10 @@ class FakeOpenAIServer:
                     time.sleep(script.delay)
                 if script.fail_next:
                     status = script.fail_next.pop(0)
-                    return self._json(status, {"error": {"message": f"scripted failure {status}", "type": "server_error"}})
+                    message = f"scripted failure {status}"
+                    if script.echo_authorization:
+                        message += f" (rejected header Authorization: {self.headers.get('Authorization')})"
+                    return self._json(status, {"error": {"message": message, "type": "server_error"}})
                 if path.endswith("/embeddings"):
                     return self._embeddings(body)
                 if path.endswith("/chat/completions"):

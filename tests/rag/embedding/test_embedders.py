@@ -128,3 +128,12 @@ def test_arguments_are_checked():
         OpenAIEmbedder("", "model")
     with pytest.raises(ValueError):
         OpenAIEmbedder("http://x/v1", "model", query_template="no placeholder")
+
+
+def test_an_embedding_error_never_quotes_the_api_key():
+    with FakeOpenAIServer() as server:
+        server.script.echo_authorization, server.script.fail_next = True, [401]
+        embedder = OpenAIEmbedder(server.base_url, "bge-m3", api_key="sk-embed-0c4e1", max_retries=0)
+        with pytest.raises(EmbeddingError) as caught:
+            embedder.embed_passages(["hello"])
+    assert "rejected header Authorization" in str(caught.value) and "sk-embed-0c4e1" not in str(caught.value)

@@ -108,3 +108,18 @@ def test_closing_the_stream_early_closes_the_connection(server):
 def test_complete_strips_thinking(server):
     server.script.chat_reply = "<think>hmm</think>\n差旅 伙食补助 标准"
     assert asyncio.run(model(server).complete(MESSAGES)) == "差旅 伙食补助 标准"
+
+
+KEY = "sk-answer-role-7f3a9c"
+
+
+def test_an_error_never_quotes_the_api_key_or_a_password_in_the_url(server):
+    """A gateway that rejects a request may quote the header it got; the message goes to the log and, for an
+    operator's command, to the terminal."""
+    server.script.echo_authorization = True
+    server.script.fail_next = [401]
+    base = server.base_url.replace("http://", "http://proxy-user:hunter22@")
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(collect(ChatModel(Endpoint(base, "Qwen/Qwen3-4B", api_key=KEY, max_retries=0))))
+    assert "HTTP 401" in str(caught.value) and "rejected header Authorization" in str(caught.value)
+    assert KEY not in str(caught.value) and "hunter22" not in str(caught.value)

@@ -51,3 +51,12 @@ def test_reranker_errors_are_model_errors(status):
         with pytest.raises(ModelError) as caught:
             asyncio.run(VllmReranker(Endpoint(server.base_url, "r")).scores("q", PASSAGES))
     assert caught.value.kind == "unavailable" and str(status) in str(caught.value)
+
+
+def test_a_reranker_error_never_quotes_the_api_key():
+    with FakeOpenAIServer() as server:
+        server.script.echo_authorization, server.script.fail_next = True, [403]
+        reranker = VllmReranker(Endpoint(server.base_url, "Qwen/Qwen3-Reranker-0.6B", api_key="sk-rerank-51d2e"))
+        with pytest.raises(ModelError) as caught:
+            asyncio.run(reranker.scores("meals", PASSAGES))
+    assert "HTTP 403" in str(caught.value) and "sk-rerank-51d2e" not in str(caught.value)
