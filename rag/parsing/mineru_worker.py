@@ -19,6 +19,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from rag.redaction import redact
+
 
 class ParserFailure(Exception):
     """MinerU could not parse a file; `reason` is fit for the index report."""
@@ -174,7 +176,10 @@ def _serve(conn: Connection, options: MinerUOptions) -> None:
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a report line
             # After a MemoryError the heap may be left fragmented: the parent replaces this child.
             kind = "out of memory" if isinstance(exc, MemoryError) else "error"
-            conn.send((kind, classify_error(exc, path, options.memory_limit_mb), traceback.format_exc(limit=3)))
+            # A server's reply may quote the key it was sent: the reason is shown in chat, the trace logged
+            secrets = [options.server_api_key]
+            conn.send((kind, redact(classify_error(exc, path, options.memory_limit_mb), secrets),
+                       redact(traceback.format_exc(limit=3), secrets)))
 
 
 class MinerUWorker:

@@ -525,3 +525,43 @@ def test_the_builder_passes_the_commit_date_as_fallback(loader, tmp_path):
     dated.write_text("---\ndate: 2021-01-01\n---\n# Notes\n\nThe canteen opens at noon.\n", encoding="utf-8")
     doc = loader.load(dated, dated.name, dated.read_bytes(), fallback_date=FileDate("2022-02-02", "git"))
     assert (doc.modified, doc.date_source) == ("2021-01-01", "document"), "the document's own date comes first"
+
+
+def test_a_mineru_server_quoting_the_key_it_was_sent_never_puts_it_in_the_skip_reason(tmp_path):
+    """The skip reason is posted with the reindex report where the reindex was asked for; a server or a gateway
+    in front of it may answer an error with the Authorization header it got."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from PIL import Image
+
+    class Quoting(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"detail": f"rejected {self.headers.get('Authorization')}"}).encode()
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quoting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    options = MinerUOptions(home=str(tmp_path / "home"), server_url=f"http://127.0.0.1:{server.server_address[1]}",
+                            server_api_key="mk-scan-key-4471", timeout=30)
+    loader = DocumentLoader(options)
+    try:
+        scan = tmp_path / "scan.png"
+        Image.new("RGB", (400, 300), "white").save(scan)
+        with pytest.raises(SkipFile) as skipped:
+            load(loader, scan)
+    finally:
+        loader.close()
+        server.shutdown()
+    assert "MinerU server could not parse it" in str(skipped.value) and "HTTP 500" in str(skipped.value)
+    assert "mk-scan-key-4471" not in str(skipped.value) and "Bearer ***" in str(skipped.value)
