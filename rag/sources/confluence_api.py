@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import requests
 from atlassian import Confluence
@@ -91,9 +91,10 @@ class ConfluenceApi:
     def _url(self, path: str) -> str:
         """An absolute URL for a path relative to the base (as `_links` give them), with or without its
         context path (/wiki)."""
-        if path.startswith(("http://", "https://")):
-            return path
         parts = urlsplit(self.base)
+        if path.startswith(("http://", "https://")):  # on the configured host alone: the token goes with it
+            link = urlsplit(path)
+            return urlunsplit((parts.scheme, parts.netloc, link.path, link.query, ""))
         if parts.path and path.startswith(parts.path.rstrip("/") + "/"):
             return f"{parts.scheme}://{parts.netloc}{path}"
         return self.base + "/" + path.lstrip("/")

@@ -85,6 +85,9 @@ class FakeConfluence(LocalServer):
         self._credentials = f"Bearer {bearer}" if bearer else (
             "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode())
         self.show_restrictions = True  # False: listings leave out the restrictions they were asked to expand
+        # Set: `_links.next` is absolute, under this base (a Data Center whose base URL setting names another
+        # host than the one the bot reaches it by)
+        self.absolute_links: str | None = None
         self.unindexed: set[str] = set()  # page ids CQL search does not find yet (its index lags behind)
         self.calls: list[Call] = []
         self._failures: list[tuple[int, dict[str, str], str]] = []  # status, headers, `where`
@@ -213,6 +216,8 @@ class FakeConfluence(LocalServer):
         if start + limit < len(items):
             query = {k: v for k, v in request.query.items() if k not in ("start", "limit")}
             links["next"] = f"{path}?{urlencode({**query, 'start': start + limit, 'limit': limit}, safe=',')}"
+            if self.absolute_links:
+                links["next"] = self.absolute_links + self.context + links["next"]
         body = {"results": [self._render(item, expand) for item in chosen], "start": start, "limit": limit,
                 "size": len(chosen), "_links": links}
         if path.endswith("/search"):

@@ -342,3 +342,12 @@ def test_check_reports_a_refused_token_in_one_line(confluence):
 ])
 def test_storage_format_becomes_markdown_a_reader_would_write(storage, markdown):
     assert storage_to_markdown(storage, "T") == markdown
+
+
+def test_an_absolute_link_to_another_host_is_followed_on_the_configured_one(confluence, tmp_path):
+    """A Data Center whose base URL setting names its public host gives absolute `next` links there; the
+    credentials go with every request, so each is sent to the host the source is configured with."""
+    confluence.absolute_links = "http://wiki.public.invalid"
+    fetched = sync(confluence, tmp_path)
+    assert "OPS/7.md" in fetched.documents and "ENG/6.md" in fetched.documents and fetched.complete
+    assert any(c.query.get("start") == "3" for c in confluence.calls), "the second page of a listing was read"
