@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_serializer, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag import user_dirs
 from rag.chunking import ChunkingConfig
 from rag.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
+from rag.redaction import redact
 
 
 LEGACY_DATA_DIR = Path("data")  # the default before it became the user data dir: relative to the working folder
@@ -26,6 +27,10 @@ def legacy_data_notice(settings: Settings) -> str | None:
         return None
     return (f"an index from an earlier version is in ./data ({old}), but the data dir is now {new}, which has none; "
             f"set AIE_DATA_DIR=data to keep using ./data, or move that folder to {new}")
+
+
+# The servers the model roles and MinerU are reached at: shown without a password their URL may hold
+_SERVER_URLS = ("embed_base_url", "mineru_server_url", "rewrite_base_url", "rerank_base_url", "answer_base_url")
 
 
 class Settings(BaseSettings):
@@ -136,6 +141,14 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value):
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_serializer(*_SERVER_URLS)
+    def _shown_url(self, value: str | None) -> str | None:
+        return redact(value) if value else value  # a password in a server's URL is a secret too
+
+    def __repr_args__(self):
+        for name, value in super().__repr_args__():
+            yield name, (redact(value) if name in _SERVER_URLS and value else value)
 
     @property
     def data_dir_source(self) -> str:

@@ -18,6 +18,7 @@ from tests.fakes.slack_api import SlackApiServer
 from tests.processes import free_port
 
 REDIS_PASSWORD = "redis-pa55word-0001"
+GATEWAY_PASSWORD = "gateway-pa55word-0001"  # in the model servers' and MinerU's URLs (a proxy with basic auth)
 SECRETS = {
     "SLACK_BOT_TOKEN": "xoxb-secret-bot-token-0001",
     "SLACK_SIGNING_SECRET": "signing-secret-0001",
@@ -33,7 +34,7 @@ SECRETS = {
 
 
 def secret_values() -> list[str]:
-    return [*SECRETS.values(), REDIS_PASSWORD]
+    return [*SECRETS.values(), REDIS_PASSWORD, GATEWAY_PASSWORD]
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def entra():
 def configured(monkeypatch, tmp_path, slack, entra):
     """Every secret setting set, a model server for each role (none of them running), Redis with a password;
     Slack and Entra accept the bot's credentials."""
-    closed = f"http://127.0.0.1:{free_port()}/v1"
+    closed = f"http://gateway:{GATEWAY_PASSWORD}@127.0.0.1:{free_port()}/v1"
     env = {**SECRETS, "REDIS_URL": f"redis://:{REDIS_PASSWORD}@127.0.0.1:{free_port()}/0",
            "SLACK_API_URL": slack.base_url, **entra.env(),
            f"{TEAMS}CLIENTID": CLIENT_ID, f"{TEAMS}TENANTID": TENANT,
