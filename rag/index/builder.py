@@ -626,7 +626,12 @@ def _discover_sources(
             continue
         files, skipped = discover([root.path], list(root.exclude))
         linked = DocumentMeta(url=root.url_template, link="template") if root.url_template else None
+        listed = root.type != "folder"  # every other source lists each document it fetched
         for file in files:
+            if listed and file.rel not in root.documents:
+                # written by a fetch that did not finish (a wiki's page bodies, then a 403): not published,
+                # and without the source's word on who may read it, it would be read as everyone's
+                continue
             meta = root.documents.get(file.rel, linked)
             found.append(SourceFile(file.path, prefix + file.rel, root.name, root.collection, meta))
         passed.update({prefix + name: why for name, why in skipped.items()})

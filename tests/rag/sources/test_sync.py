@@ -168,3 +168,22 @@ def test_moving_from_indexed_folders_to_sources_says_what_goes(two_folders: Know
     assert sorted(two_folders.store.current_manifest().files) == ["hotels.md", "meals.md", "visa.md"]
     report = two_folders.sync(allow_mass_delete=True)
     assert sorted(report.index.removed) == ["hotels.md", "meals.md", "visa.md"] and len(report.index.added) == 4
+
+
+def test_a_file_its_source_did_not_list_is_never_indexed(shared_data_dir: Path, tmp_path: Path) -> None:
+    """A wiki sync writes page bodies batch by batch; a 403 on a later batch stops it before its listing is
+    kept, and the pages already written stay in the source's folder without the source's word on who may read
+    them. A later build that reads the folder (another source's sync, a rebuild) read them as everyone's."""
+    board = "# Board\n\nThe board approved the layoffs.\n"
+    folder = write(tmp_path / "wiki", {"42.md": HOTELS, "43.md": board})
+    kb = knowledge_base(shared_data_dir, tmp_path, """sources:
+  - {name: wiki, type: web, url: "https://wiki.example.com/", collection: eng}
+""")
+    connector = Scripted("wiki", folder, {"42.md": DocumentMeta(title="Travel rules")})
+    sync = kb.source_sync(kb.loader())
+    sync._connector = lambda spec, workdir: connector
+    assert sync.sync().ok
+    assert set(kb.store.current_manifest().files) == {"wiki/42.md"}
+    anyone = Scope(None, frozenset({"U0ANY"}))
+    hits = kb.retriever.search("layoffs approved by the board", top_k=5, allowed=anyone)
+    assert all("layoffs" not in h.chunk.text for h in hits)
