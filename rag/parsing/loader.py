@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag.access import parse_ids
-from rag.parsing.markdown import parse_markdown, split_front_matter
+from rag.parsing.markdown import FrontMatterError, parse_markdown, split_front_matter
 from rag.parsing.metadata import (
     DeclaredMetadata,
     front_matter_metadata,
@@ -114,7 +114,10 @@ class DocumentLoader:
         if name.endswith(CONTENT_LIST_SUFFIX):
             blocks, parser = self._content_list(data), "mineru-content-list"
         elif suffix in TEXT_SUFFIXES:
-            meta, body = split_front_matter(_decode_text(data, suffix))
+            try:
+                meta, body = split_front_matter(_decode_text(data, suffix))
+            except FrontMatterError as exc:
+                raise SkipFile(str(exc)) from None
             blocks, parser = parse_markdown(body), "markdown"
             declared = front_matter_metadata(meta)
         else:

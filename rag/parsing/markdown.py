@@ -6,7 +6,14 @@ import re
 
 from rag.types import Block
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+# An opening `---` with an `access:` key below it in the same paragraph, never closed
+_UNCLOSED_ACCESS = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(?:[^\n]*\S[^\n]*\n)*?[ \t]*access[ \t]*:",
+                              re.IGNORECASE)
+
+
+class FrontMatterError(ValueError):
+    """Front matter that names an access list but cannot be read."""
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _FRONT_MATTER_ITEM = re.compile(r"^\s*-\s+(.*?)\s*$")
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -22,6 +29,8 @@ def split_front_matter(source: str) -> tuple[dict[str, str], str]:
     source = source.replace("\r\n", "\n").replace("\r", "\n")  # saved on Windows: the same front matter
     match = _FRONT_MATTER.match(source)
     if not match:
+        if _UNCLOSED_ACCESS.match(source):  # read as text, the document would be everyone's
+            raise FrontMatterError("its front matter names an access list but is not closed by a `---` line")
         return {}, source
     meta: dict[str, str] = {}
     key = None

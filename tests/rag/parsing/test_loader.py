@@ -565,3 +565,23 @@ def test_a_mineru_server_quoting_the_key_it_was_sent_never_puts_it_in_the_skip_r
         server.shutdown()
     assert "MinerU server could not parse it" in str(skipped.value) and "HTTP 500" in str(skipped.value)
     assert "mk-scan-key-4471" not in str(skipped.value) and "Bearer ***" in str(skipped.value)
+
+
+@pytest.mark.parametrize("text", [
+    "---\ntitle: Board minutes\naccess: [U0CEO]\n# Board minutes\n\nThe board approved the layoffs.\n",
+    "---\naccess: [U0CEO]\n...\n# Board minutes\n\nThe board approved the layoffs.\n",  # YAML's end mark
+])
+def test_front_matter_that_names_an_access_list_but_is_not_closed_skips_the_file(loader, tmp_path, text):
+    """Read as text, the `access:` line was a sentence of the body and the document everyone's."""
+    path = tmp_path / "minutes.md"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SkipFile, match="front matter names an access list but is not closed"):
+        load(loader, path)
+
+
+def test_front_matter_after_blank_lines_is_still_front_matter(loader, tmp_path):
+    path = tmp_path / "minutes.md"
+    path.write_text("\n\n---\naccess: [U0CEO]\n---\n# Board minutes\n\nThe board approved the layoffs.\n",
+                    encoding="utf-8")
+    doc = load(loader, path)
+    assert doc.access == ("u0ceo",) and "access" not in " ".join(b.text for b in doc.blocks)

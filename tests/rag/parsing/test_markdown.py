@@ -36,3 +36,8 @@ def test_setext_headings_and_html_comments():
     assert [(b.kind, b.text, b.level) for b in blocks] == [
         ("heading", "Policy", 1), ("heading", "Scope", 2), ("text", "Everyone.", 0)
     ]
+
+
+def test_a_rule_at_the_top_with_no_access_list_below_is_text():
+    meta, body = split_front_matter("---\n\nAccess: the VPN is needed from home.\n")
+    assert meta == {} and body.startswith("---")
