@@ -54,14 +54,21 @@ class SlackPeople:
         return found
 
     def groups(self, names: list[str]) -> dict[str, str | None]:
+        """Each wiki group's user group: the one whose handle or name it is. Where two groups answer to it
+        (anyone may make a user group named like the wiki's `HR`), none does: its pages go to nobody rather
+        than to whoever named a group so."""
         listed = self._call(self._client.usergroups_list, "usergroups").get("usergroups") or []
-        by_name: dict[str, str] = {}
+        by_name: dict[str, set[str]] = {}
         for group in listed:
             if not group.get("date_delete"):
                 for key in (group.get("handle"), group.get("name")):
                     if key:
-                        by_name.setdefault(str(key).strip().lower(), str(group["id"]))
-        return {name: by_name.get(name.strip().lower()) for name in names}
+                        by_name.setdefault(str(key).strip().lower(), set()).add(str(group["id"]))
+        found = {name: by_name.get(name.strip().lower(), set()) for name in names}
+        for name in (n for n, ids in found.items() if len(ids) > 1):
+            _log.warning("Slack user groups %s all answer to the wiki group %r: none of them is let in",
+                         ", ".join(sorted(found[name])), name)
+        return {name: next(iter(ids)) if len(ids) == 1 else None for name, ids in found.items()}
 
     def _call(self, method: Callable, what: str, **args) -> dict:
         try:

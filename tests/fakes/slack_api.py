@@ -982,12 +982,13 @@ class SlackApiServer:
         return copy.deepcopy(user)
 
     def add_usergroup(self, group_id: str, users: Iterable[str], *, handle: str | None = None,
-                      enabled: bool = True) -> None:
+                      enabled: bool = True, name: str | None = None) -> None:
         """A user group (S…) with these members, for usergroups.list and usergroups.users.list."""
         now = int(time.time())
         handle = handle or group_id.lower()
         record = {
-            "id": group_id, "team_id": self.identity["team_id"], "is_usergroup": True, "name": handle.title(),
+            "id": group_id, "team_id": self.identity["team_id"], "is_usergroup": True,
+            "name": name or handle.title(),
             "description": "", "handle": handle, "is_external": False, "date_create": now, "date_update": now,
             "date_delete": 0 if enabled else now, "auto_type": None, "created_by": HUMAN_USER,
             "updated_by": HUMAN_USER, "deleted_by": None, "prefs": {"channels": [], "groups": []},

@@ -171,6 +171,23 @@ def test_a_group_no_surface_knows_leaves_a_page_to_nobody(slack, graph, tmp_path
     assert resolved["a.md"].access == (NOBODY,) and resolved["b.md"].access is None
 
 
+def test_a_user_group_named_like_a_wiki_group_lets_nobody_in_on_its_name(graph, tmp_path, caplog):
+    """Anyone may make a Slack user group; one named `HR` (its handle hr-social) listed before the real `@hr`
+    took the wiki group's pages. Two groups answering to one wiki group let neither in; one alone still
+    does."""
+    with SlackApiServer(users={"U0MALLORY": {}, "U0CAROL": {}}) as slack:
+        slack.add_usergroup("S0SOCIAL", ["U0MALLORY"], handle="hr-social", name="HR")
+        slack.add_usergroup("S0HR", ["U0CAROL"], handle="hr")
+        slack.add_usergroup("S0FIN", ["U0CAROL"], handle="fin-team", name="Finance")
+        pages = {"a.md": DocumentMeta(access=("group:hr",)), "b.md": DocumentMeta(access=("group:finance",))}
+        people = ReaderResolver([SlackPeople("xoxb-test-token", api_url=slack.base_url)],
+                                ResolutionCache(tmp_path / "readers.json"))
+        resolved = people.resolve("wiki", pages)
+    assert resolved["a.md"].access == (NOBODY,)
+    assert "S0HR, S0SOCIAL all answer to the wiki group 'hr'" in caplog.text
+    assert resolved["b.md"].access == ("s0fin",), "a name that one group has still matches"
+
+
 def test_a_refused_graph_token_fails_the_lookup_without_showing_it(slack, graph, tmp_path):
     people = ReaderResolver([EntraPeople(lambda: "a-wrong-graph-token", graph_url=graph.url)],
                             ResolutionCache(tmp_path / "readers.json"))
