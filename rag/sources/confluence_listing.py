@@ -11,6 +11,7 @@ from rag.access import NOBODY
 from rag.sources.confluence_api import ConfluenceApi
 
 _PAGE_EXPAND = "version,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group"
+_UNKNOWN = "?"  # the id of an ancestor the answer did not name
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,10 @@ def _page(item: dict, space: str) -> ListedPage:
         id=str(item["id"]), space=space, title=str(item.get("title") or item["id"]),
         version=int(version.get("number", 0)), when=str(version.get("when", "")),
         webui=str(item.get("_links", {}).get("webui", "")),
-        ancestors=tuple((str(a["id"]), str(a.get("title", ""))) for a in item.get("ancestors", [])),
+        # An answer without ancestors says nothing of the restrictions above the page: an ancestor no listing
+        # holds, so the page is nobody's (page_access) rather than read as a top-level page
+        ancestors=tuple((str(a["id"]), str(a.get("title", ""))) for a in item["ancestors"])
+        if isinstance(item.get("ancestors"), list) else ((_UNKNOWN, ""),),
         readers=_readers(item))
 
 
@@ -113,6 +117,12 @@ def _readers(item: dict) -> tuple[str, ...] | None:
     users = (restrictions.get("user") or {}).get("results") or []
     groups = (restrictions.get("group") or {}).get("results") or []
     if not users and not groups:
+        # ... unless a part counts readers it does not list, or was left unexpanded: unknown, not unrestricted
+        unsaid = restrictions.get("_expandable") or {}
+        for kind in ("user", "group"):
+            part = restrictions.get(kind)
+            if (part is None and kind in unsaid) or (isinstance(part, dict) and part.get("size")):
+                return ()
         return None
     ids = [f"email:{u['email'].strip().lower()}" for u in users if (u.get("email") or "").strip()]
     ids += [f"group:{g['name'].strip().lower()}" for g in groups if (g.get("name") or "").strip()]

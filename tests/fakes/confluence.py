@@ -85,6 +85,8 @@ class FakeConfluence(LocalServer):
         self._credentials = f"Bearer {bearer}" if bearer else (
             "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode())
         self.show_restrictions = True  # False: listings leave out the restrictions they were asked to expand
+        self.show_ancestors = True  # False: listings leave out the ancestors they were asked to expand
+        self.list_readers = True  # False: a restriction counts its users and groups (size) but lists none
         # Set: `_links.next` is absolute, under this base (a Data Center whose base URL setting names another
         # host than the one the bot reaches it by)
         self.absolute_links: str | None = None
@@ -233,7 +235,7 @@ class FakeConfluence(LocalServer):
                                  "self": f"{self.url}/rest/api/content/{page.id}"}}
         if "version" in expand:
             data["version"] = {"number": page.version, "when": page.when, "by": {"type": "known"}}
-        if "ancestors" in expand:
+        if "ancestors" in expand and self.show_ancestors:
             data["ancestors"] = [{"id": a.id, "type": "page", "title": a.title}
                                  for a in self._ancestors(page)]
         if "space" in expand:
@@ -242,9 +244,11 @@ class FakeConfluence(LocalServer):
             data["body"] = {"storage": {"value": page.body, "representation": "storage"}}
         if self.show_restrictions and any(e.startswith("restrictions.read") for e in expand):
             data["restrictions"] = {"read": {"operation": "read", "restrictions": {
-                "user": {"results": page.readers, "start": 0, "limit": 200, "size": len(page.readers)},
-                "group": {"results": [{"type": "group", "name": g} for g in page.reader_groups],
-                          "start": 0, "limit": 200, "size": len(page.reader_groups)}}}}
+                "user": {"results": page.readers if self.list_readers else [], "start": 0, "limit": 200,
+                         "size": len(page.readers)},
+                "group": {"results": [{"type": "group", "name": g} for g in page.reader_groups]
+                          if self.list_readers else [], "start": 0, "limit": 200,
+                          "size": len(page.reader_groups)}}}}
         return data
 
     def _render_attachment(self, attachment: Attachment, expand: set[str]) -> dict:

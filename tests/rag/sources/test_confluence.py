@@ -127,6 +127,20 @@ def test_a_listing_that_leaves_out_restrictions_serves_nothing_to_anyone(conflue
     assert {meta.access for meta in documents.values()} == {(NOBODY,)}
 
 
+def test_a_listing_that_leaves_out_ancestors_or_lists_no_reader_it_counts_serves_those_pages_to_nobody(
+        confluence, tmp_path):
+    """Without its ancestors a page read as top-level, and a restriction counting readers it did not list read
+    as no restriction: both made restricted pages everyone's."""
+    confluence.list_readers = False
+    documents = sync(confluence, tmp_path / "counted").documents
+    assert documents["ENG/4.md"].access == (NOBODY,) and documents["ENG/6.md"].access == (NOBODY,)
+    assert documents["ENG/1.md"].access is None, "a page with no restriction (size 0) is still everyone's"
+
+    confluence.list_readers, confluence.show_ancestors = True, False
+    documents = sync(confluence, tmp_path / "orphaned").documents
+    assert {meta.access for name, meta in documents.items() if name.endswith(".md")} == {(NOBODY,)}
+
+
 def test_a_page_restricted_again_below_a_restricted_ancestor_admits_only_whom_both_name(confluence, tmp_path):
     confluence.pages["6"].readers = [ALICE]
     confluence.add_page("ENG", "8", "Bands draft", "<p>Draft.</p>", parent="4", reader_groups=["finance"])
