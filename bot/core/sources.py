@@ -68,7 +68,12 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
         return f"• {name}: {style.bold}held back{style.bold} — {held_back_text(outcome.held_back, style)}"
     if not outcome.ok:
         fix = f" (check {code_span(outcome.variable)})" if outcome.variable and outcome.variable not in outcome.error else ""
-        return f"• {name}: {style.bold}failed{style.bold} — {style.escape(outcome.error)}{fix}; its last good documents are kept"
+        kept = "its last good documents are kept"
+        if outcome.restricted:  # (counted, not named: the report may go where they may not be read)
+            n = len(outcome.restricted)
+            kept = (f"it is published with its last good readers, but {n} document{'s' if n > 1 else ''} "
+                    "restricted at the source since then reach no one until the readers can be looked up")
+        return f"• {name}: {style.bold}failed{style.bold} — {style.escape(outcome.error)}{fix}; {kept}"
     # Counted in the index, whatever the connector could tell (a folder is read where it lies).
     prefix = outcome.name + "/"
     taken = sum(n.startswith(prefix) for n in (index.added + index.changed)) if index else 0

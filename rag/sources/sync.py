@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, Sou
 from rag.index.snapshot import Manifest
 from rag.sources.base import CheckReport, Connector, DocumentMeta, Fetched, SourceError
 from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
-from rag.sources.readers import ReaderResolver, unresolved
+from rag.sources.readers import ReaderResolver, chat_ids_only, unresolved
 from rag.sources.state import SourceState, StateStore
 
 _log = logging.getLogger(__name__)
@@ -60,6 +60,14 @@ class SourceOutcome:
     fetched: Fetched | None = None
     held_back: MassDeleteRefused | None = None  # fetched, but not published: it would remove too much
     seconds: float = 0.0
+    # Its readers could not be looked up, yet these documents, everyone's at the last good sync, are
+    # restricted at the source now: the source is published all the same, with its last good readers
+    # but these documents' fail closed
+    restricted: tuple[str, ...] = ()
+
+    @property
+    def publish(self) -> bool:
+        return self.ok or bool(self.restricted)
 
 
 @dataclass
@@ -106,7 +114,7 @@ class SourceSync:
                 progress(IndexProgress("fetch", i, len(picked), spec.name, spec.name))
                 report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
             progress(IndexProgress("fetch", len(picked), len(picked)))
-            fetched = {name for name, outcome in report.sources.items() if outcome.ok}
+            fetched = {name for name, outcome in report.sources.items() if outcome.publish}
             if fetched:
                 report.index = self._publish(states, fetched, report, allow_mass_delete, held, progress)
             self._record(report, states, by)
@@ -129,11 +137,15 @@ class SourceSync:
         except Exception:  # noqa: BLE001 - one broken source never stops the others
             _log.exception("the sync of source %s failed", spec.name)
             return SourceOutcome(spec.name, False, UNEXPECTED, seconds=self._clock() - began)
-        failed = None
+        failed, restricted = None, ()
         try:
             fetched.documents = self._readable(spec.name, fetched.documents)
         except SourceError as exc:  # the live index keeps its last good documents; the folder's fail closed
-            fetched.documents, failed = unresolved(fetched.documents), exc
+            failed, before = exc, state.metadata()
+            restricted = tuple(sorted(name for name, meta in fetched.documents.items()
+                                      if meta.access is not None and before.get(name, meta).access is None))
+            documents = fetched.documents
+            fetched.documents = _last_good(before, documents) if restricted else unresolved(documents)
         # The folder now holds what was fetched: what the next fetch starts from, whatever the build does.
         state.connector, state.root = fetched.state, str(fetched.root)
         state.documents = {name: meta.to_dict() for name, meta in fetched.documents.items()}
@@ -142,7 +154,9 @@ class SourceSync:
             state.status.retry_after = failed.retry_after
         self.states.save(spec.name, state)
         if failed is not None:
-            return SourceOutcome(spec.name, False, str(failed), failed.variable, seconds=self._clock() - began)
+            took = self._clock() - began
+            return SourceOutcome(spec.name, False, str(failed), failed.variable, seconds=took,
+                                 restricted=restricted)
         return SourceOutcome(spec.name, True, fetched=fetched, seconds=self._clock() - began)
 
     def _readable(self, source: str, documents: dict[str, DocumentMeta]) -> dict[str, DocumentMeta]:
@@ -238,3 +252,12 @@ def due_sources(specs: list[Spec], states: StateStore, now: float) -> list[str]:
         if at is not None and at <= now:
             due.append(spec.name)
     return due
+
+
+def _last_good(before: Mapping[str, DocumentMeta],
+               now: Mapping[str, DocumentMeta]) -> dict[str, DocumentMeta]:
+    """`now` with each document's readers as the last good sync resolved them, where it had them; a document
+    new since, or everyone's then and restricted now, with its readers' chat ids alone (fail closed)."""
+    return {name: replace(meta, access=before[name].access)
+            if name in before and not (before[name].access is None and meta.access is not None)
+            else replace(meta, access=chat_ids_only(meta.access)) for name, meta in now.items()}

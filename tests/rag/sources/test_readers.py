@@ -238,3 +238,24 @@ def test_an_unreadable_cache_is_asked_anew_and_rewritten(slack, graph, tmp_path)
     cache.write_text("{not json")
     assert set(resolver(slack, graph, cache).resolve("wiki", page)["a.md"].access) == {"u0alice", ALICE_ENTRA}
     assert '"email:alice@example.com": ["U0ALICE"' in cache.read_text()
+
+
+def test_a_page_restricted_while_the_lookup_fails_reaches_no_one_and_the_rest_keep_their_readers(
+        wiki, slack, graph, tmp_path):
+    """The lookup failing kept the whole source as the last good sync had it: a page everyone read, restricted
+    at the source since, stayed everyone's for as long as the lookups failed."""
+    confluence, kb = wiki
+    confluence.add_page("ENG", "7", "Reorg", "<p>The reorganisation starts in March.</p>")
+    kb.readers = resolver(slack, graph, tmp_path / "readers.json")
+    assert kb.sync().ok
+    assert readers_of(kb, "wiki/ENG/7.md") == set(), "everyone's"
+    confluence.pages["7"].readers = [BOB]  # only Bob, whose address is not known yet
+    slack.fail_next("users.lookupByEmail", status=503)
+
+    failed = kb.sync().sources["wiki"]
+
+    assert not failed.ok and failed.restricted == ("ENG/7.md",)
+    assert readers_of(kb, "wiki/ENG/7.md") == {NOBODY}
+    assert readers_of(kb, "wiki/ENG/1.md") == set() and reads(kb, "U0ALICE"), "the rest keep their last readers"
+    assert kb.sync().ok
+    assert readers_of(kb, "wiki/ENG/7.md") == {"u0bob"}
