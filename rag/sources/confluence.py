@@ -126,11 +126,12 @@ class ConfluenceConnector:
                 try:  # (an error names it by id: it is shown where its page's readers may not be)
                     data = sync.api.download(attachment.download, what=f"attachment {attachment.id}")
                 except SourceError as exc:
-                    _keep(sync, [name], exc)
-                    continue
-                _write(sync.root / name, data)
-                known[attachment.id] = {"version": attachment.version, "when": attachment.when, "name": name}
-                sync.fetched.changed.append(name)
+                    _keep(sync, [name], exc)  # its last good copy, listed below with its page's readers
+                else:
+                    _write(sync.root / name, data)
+                    known[attachment.id] = {"version": attachment.version, "when": attachment.when,
+                                            "name": name}
+                    sync.fetched.changed.append(name)
             if (sync.root / name).is_file():
                 sync.fetched.documents[name] = _attachment_meta(sync, attachment)
 

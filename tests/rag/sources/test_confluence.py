@@ -365,3 +365,20 @@ def test_an_absolute_link_to_another_host_is_followed_on_the_configured_one(conf
     fetched = sync(confluence, tmp_path)
     assert "OPS/7.md" in fetched.documents and "ENG/6.md" in fetched.documents and fetched.complete
     assert any(c.query.get("start") == "3" for c in confluence.calls), "the second page of a listing was read"
+
+
+def test_an_attachment_whose_new_version_cannot_be_fetched_keeps_its_last_good_copy_and_its_readers(
+        confluence, tmp_path):
+    """Its last good copy stayed on disk but went unlisted: read from the folder it had no readers
+    (everyone's), and since unlisted files are not read at all, it would have left the index."""
+    first = sync(confluence, tmp_path)
+    confluence.attachments["att3"].version = 2  # on Salaries: Alice and HR only
+    confluence.fail_next(502, times=3, where="/download/attachments/4/")
+
+    again = sync(confluence, tmp_path, first.state)
+
+    assert list(again.kept) == ["ENG/4/_bands_.pdf"]
+    kept, was = again.documents["ENG/4/_bands_.pdf"], first.documents["ENG/4/_bands_.pdf"]
+    assert (kept.version, kept.title, kept.headings) == (was.version, was.title, was.headings) == (
+        "1", "../bands?.pdf", ("Engineering", "Salaries"))
+    assert kept.access == ("email:alice@example.com", "group:hr")
