@@ -144,8 +144,8 @@ class SourceSync:
             failed, before = exc, state.metadata()
             restricted = tuple(sorted(name for name, meta in fetched.documents.items()
                                       if meta.access is not None and before.get(name, meta).access is None))
-            documents = fetched.documents
-            fetched.documents = _last_good(before, documents) if restricted else unresolved(documents)
+            fetched.documents = (_last_good(before, fetched.documents, restricted) if restricted
+                                 else unresolved(fetched.documents))
         # The folder now holds what was fetched: what the next fetch starts from, whatever the build does.
         state.connector, state.root = fetched.state, str(fetched.root)
         state.documents = {name: meta.to_dict() for name, meta in fetched.documents.items()}
@@ -254,10 +254,10 @@ def due_sources(specs: list[Spec], states: StateStore, now: float) -> list[str]:
     return due
 
 
-def _last_good(before: Mapping[str, DocumentMeta],
-               now: Mapping[str, DocumentMeta]) -> dict[str, DocumentMeta]:
+def _last_good(before: Mapping[str, DocumentMeta], now: Mapping[str, DocumentMeta],
+               restricted: Iterable[str]) -> dict[str, DocumentMeta]:
     """`now` with each document's readers as the last good sync resolved them, where it had them; a document
-    new since, or everyone's then and restricted now, with its readers' chat ids alone (fail closed)."""
-    return {name: replace(meta, access=before[name].access)
-            if name in before and not (before[name].access is None and meta.access is not None)
+    new since, or `restricted` (everyone's then), with its readers' chat ids alone (fail closed)."""
+    closed = set(restricted)
+    return {name: replace(meta, access=before[name].access) if name in before and name not in closed
             else replace(meta, access=chat_ids_only(meta.access)) for name, meta in now.items()}
