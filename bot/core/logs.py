@@ -8,18 +8,19 @@ import logging
 import re
 import time
 
+from rag.redaction import redact
+
 event_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("event_id", default="")
 
 
-# Credentials as an error's text may carry them: an Authorization header's value, a Slack token, the password
-# of a URL (an HTTP client error's repr holds its request's headers)
-_CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}|\bxox[a-z]-[\w-]+"
-                         r"|(?<=://)[^/@\s:]+:[^/@\s]+(?=@)")
+# Credentials as an error's text may carry them: an Authorization header's value, a Slack token (an HTTP
+# client error's repr holds its request's headers)
+_CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}|\bxox[a-z]-[\w-]+")
 
 
 def redacted(text: str) -> str:
-    """`text` with every credential it holds written as ***."""
-    return _CREDENTIAL.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "***", text)
+    """`text` with every credential it holds written as ***, a URL's user and password too."""
+    return _CREDENTIAL.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "***", redact(text))
 
 
 def described(exc: BaseException) -> str:
