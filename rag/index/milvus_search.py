@@ -46,18 +46,19 @@ class TermCounts:
     @classmethod
     def count(cls, tokens: list[list[str]], places: list[Place] | None = None) -> TermCounts:
         """`places`: each passage's, aligned with `tokens`."""
+        numbered = {place: n for n, place in enumerate(dict.fromkeys(places or ()))}
+        spread = len(numbered) > 1  # one place holds every token: nothing to keep per token
         df: dict[str, int] = {}
-        numbered: dict[Place, int] = {}
         held: dict[str, set[int]] = {}
         for n, chunk_tokens in enumerate(tokens):
-            place = numbered.setdefault(places[n], len(numbered)) if places is not None else 0
             for token in set(chunk_tokens):
                 df[token] = df.get(token, 0) + 1
-                held.setdefault(token, set()).add(place)
+                if spread:
+                    held.setdefault(token, set()).add(numbered[places[n]])
         if places is None:
             return cls(df, len(tokens))
-        spread = {t: sorted(found) for t, found in held.items()} if len(numbered) > 1 else None
-        return cls(df, len(tokens), list(numbered), spread)
+        per_token = {t: sorted(found) for t, found in held.items()} if spread else None
+        return cls(df, len(tokens), list(numbered), per_token)
 
     def idf(self, tokens: list[str]) -> dict[str, float]:
         """The same form as rag.index.lexical_index.LexicalIndex.idf."""
