@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from cachetools import LRUCache
 from filelock import FileLock, Timeout
 
 from rag.lexical import Idf, scoped_idf, tokenize
@@ -39,6 +41,7 @@ _log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 GLOSS_DIR = "bm25_gloss"  # the BM25 of the passages' glosses, beside bm25/
 ACCESS_LISTS_SINCE = 2  # the metadata version (rag.parsing.loader) that reads access lists
+KEPT_MASKS = 64  # scopes whose allowed rows a snapshot keeps (60k rows: 60 kB each)
 
 
 class IndexNotFoundError(RuntimeError):
@@ -146,6 +149,10 @@ class Snapshot:
     dense: DenseIndex
     lexical: LexicalIndex
     glossed: LexicalIndex | None = None  # BM25 over the passages' glosses (rag.bilingual.gloss)
+    # The rows each of the scopes last asked may see (_allowed_mask)
+    _masks: LRUCache = field(default_factory=lambda: LRUCache(maxsize=KEPT_MASKS), init=False, repr=False,
+                             compare=False)
+    _masks_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @property
     def version(self) -> str:
@@ -188,6 +195,18 @@ class Snapshot:
         return scoped_idf(self.lexical.idf, lambda tokens: self.lexical.held_by(tokens, mask))
 
     def _allowed_mask(self, allowed: Scope) -> np.ndarray:
+        """Which rows `allowed` may see (read-only). Kept for the scopes last asked: a question asks for it
+        for its search and for its term weights twice."""
+        with self._masks_lock:
+            mask = self._masks.get(allowed)
+        if mask is None:
+            mask = self._marked(allowed)
+            mask.flags.writeable = False
+            with self._masks_lock:
+                self._masks[allowed] = mask
+        return mask
+
+    def _marked(self, allowed: Scope) -> np.ndarray:
         """Which rows `allowed` may see: whole collections at once, then the access-listed rows one by one."""
         if allowed.collections is None:
             mask = np.ones(len(self.chunks), dtype=bool)
