@@ -10,10 +10,6 @@ _FRONT_MATTER = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)
 # An opening `---` with an `access:` key below it in the same paragraph, never closed
 _UNCLOSED_ACCESS = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(?:[^\n]*\S[^\n]*\n)*?[ \t]*access[ \t]*:",
                               re.IGNORECASE)
-
-
-class FrontMatterError(ValueError):
-    """Front matter that names an access list but cannot be read."""
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _FRONT_MATTER_ITEM = re.compile(r"^\s*-\s+(.*?)\s*$")
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -21,6 +17,10 @@ _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+
+
+class FrontMatterError(ValueError):
+    """Front matter that names an access list but cannot be read."""
 
 
 def split_front_matter(source: str) -> tuple[dict[str, str], str]:
