@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from bot.core.logs import described
 from rag.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
@@ -20,7 +21,6 @@ from rag.framing import courtesy, courtesy_language
 from rag.languages import ByLanguage, answer_language, detect_language
 from rag.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
-from bot.core.logs import described
 
 if TYPE_CHECKING:
     import numpy as np
