@@ -3,6 +3,7 @@
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY requirements requirements
 COPY rag rag
 COPY cache cache
 COPY bot bot

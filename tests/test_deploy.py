@@ -72,4 +72,5 @@ def test_the_image_runs_as_a_user_installs_with_the_ci_recipe_and_is_healthy_whe
     assert 'CMD ["ai-employee", "serve"]' in dockerfile
     copied = set(re.findall(r"^COPY (\S+) ", dockerfile, re.M))
     assert {"rag", "cache", "bot", "ai_employee"} <= copied  # every package pyproject.toml installs
+    assert "requirements" in copied  # the lock files it installs from
     assert "scripts/install" in (PROJECT / ".ci" / "run").read_text(encoding="utf-8")
