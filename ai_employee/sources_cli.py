@@ -15,10 +15,12 @@ from ai_employee.progress import index_progress, stderr
 
 if TYPE_CHECKING:
     from ai_employee.wiring import KnowledgeBase
+    from rag.sources.base import CheckReport
     from rag.sources.sync import SyncReport
 
 sources_app = typer.Typer(no_args_is_help=True, help="The knowledge sources: list, sync and check them.")
 NAMES = typer.Argument(help="Source names (default: every declared source).")
+_TITLES = 10  # page titles `sources check` shows per finding (--json lists them all)
 
 
 def _kb() -> KnowledgeBase:
@@ -66,7 +68,8 @@ def _outcome_dict(report: SyncReport) -> dict:
         sources[name] = {"ok": outcome.ok, "error": outcome.error, "error_variable": outcome.variable,
                          "seconds": round(outcome.seconds, 3),
                          **({"fetched": len(fetched.changed), "removed": fetched.removed, "kept": fetched.kept,
-                             "complete": fetched.complete, "calls": fetched.calls} if fetched else {})}
+                             "complete": fetched.complete, "calls": fetched.calls, "notes": fetched.notes}
+                            if fetched else {})}
     return {"ok": report.ok, "sources": sources, "index": report.index.to_dict() if report.index else None}
 
 
@@ -112,6 +115,8 @@ def _print_sync(report: SyncReport) -> None:
         short = "" if f.complete else " · listing cut short: nothing unseen was removed"
         stdout.print(f"[green]✓ {escape(name)}[/]: fetched {len(f.changed)} · removed {len(f.removed)}{kept}{short} "
                      f"· {f.calls} requests · {outcome.seconds:.1f} s")
+        for note in f.notes:
+            stdout.print(f"  [yellow]![/] {escape(note)}")
     if report.index is not None:
         _print_report(report.index)
 
@@ -131,11 +136,22 @@ def sources_check(
     except UnknownSource as exc:
         fail(str(exc), code=2)
     if as_json:
-        print_json({name: {"ok": r.ok, "documents": r.documents, "detail": r.detail} for name, r in results.items()})
+        print_json({name: {"ok": r.ok, "documents": r.documents, "detail": r.detail,
+                           "unmapped_groups": {g: list(titles) for g, titles in r.unmapped_groups.items()}}
+                    for name, r in results.items()})
     else:
         for name, result in results.items():
             mark = "[green]✓" if result.ok else "[bold red]✗"
             count = "" if result.documents is None else f" ({result.documents} document{'' if result.documents == 1 else 's'})"
             stdout.print(f"{mark} {escape(name)}[/]{count}: {escape(result.detail)}")
+            _print_hidden(result)
     if not all(r.ok for r in results.values()):
         raise typer.Exit(1)
+
+
+def _print_hidden(result: CheckReport) -> None:
+    """Each wiki group mapped to no chat group, with the pages it keeps from its members (for the operator)."""
+    for group, titles in result.unmapped_groups.items():
+        shown = ", ".join(titles[:_TITLES]) + (f" and {len(titles) - _TITLES} more" if len(titles) > _TITLES else "")
+        stdout.print(f"  [yellow]![/] the wiki group {escape(group)} is mapped to no chat group (add it under "
+                     f"groups: in the sources file); none of its members reads {escape(shown)}")

@@ -424,10 +424,11 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
 
 def make_readers(kb: KnowledgeBase, slack: SlackSettings | None, teams: TeamsSettings | None, connections=None,
                  graph_token=None) -> ReaderResolver | None:
-    """The lookups that name a source's restricted documents' readers in chat ids: Slack's users and user
-    groups when a bot token is set, Entra's through Microsoft Graph when AIE_TEAMS_GROUPS is on (the tokens of
-    the bot's app from the SDK's MSAL `connections`, unless `graph_token` gives them). None without either:
-    a document restricted by email or group is then served to nobody."""
+    """The lookups that name a source's restricted documents' readers in chat ids by their email: Slack's
+    users when a bot token is set, Entra's through Microsoft Graph when AIE_TEAMS_GROUPS is on (the tokens
+    of the bot's app from the SDK's MSAL `connections`, unless `graph_token` gives them). None without
+    either: a document's readers named by email are then left out (its list keeps only chat ids, such as
+    the chat groups the sources file maps a wiki group to, else it is served to nobody)."""
     from rag.sources.people import EntraPeople, SlackPeople
     from rag.sources.readers import ReaderResolver, ResolutionCache
 

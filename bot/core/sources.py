@@ -86,6 +86,8 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
         line += " (" + style.escape("; ".join(reasons[:3])) + (" …" if len(reasons) > 3 else "") + ")"
     if not outcome.fetched.complete:
         line += " · the listing was cut short: nothing it did not see was removed"
+    if outcome.fetched.notes:  # (they name no document)
+        line += " · " + style.escape("; ".join(outcome.fetched.notes))
     return line
 
 

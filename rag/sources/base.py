@@ -68,6 +68,9 @@ class Fetched:
     calls: int = 0  # requests made to the source (API calls, HTTP requests, git fetches)
     state: dict[str, Any] = field(default_factory=dict)  # what the next fetch needs to be incremental
     version: str = ""  # the source's own version when it has one (a git commit)
+    # Who its documents' readers leave out and why, for whoever asked for the sync (no document is named):
+    # "the wiki group board-only is mapped to no chat group …"
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class CheckReport:
     ok: bool
     documents: int | None = None
     detail: str = ""  # one line: what was reached, or what failed and what to fix
+    # A wiki group the sources file maps to no chat group -> the titles of the pages it keeps from its members
+    unmapped_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class SourceError(RuntimeError):

@@ -7,7 +7,8 @@
          collection: eng, every: 10m}
       - {name: intranet, type: web, url: "https://intranet.example.com/policies/", every: 1d}
       - {name: eng-wiki, type: confluence, url: "https://example.atlassian.net/wiki", spaces: [ENG, OPS],
-         user_env: CONFLUENCE_USER, token_env: CONFLUENCE_TOKEN, collection: eng, every: 15m}
+         user_env: CONFLUENCE_USER, token_env: CONFLUENCE_TOKEN, collection: eng, every: 15m,
+         groups: {HR: {slack: S0614TZR7, entra: 3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13}}}
 
 Secrets are never written here: a source names the environment variable that holds each one. A mistake
 stops the command with one line naming the file, the key and what is wrong.
@@ -19,7 +20,8 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from rag.types import PUBLIC
 from rag.yaml_files import read_yaml
@@ -28,6 +30,13 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A chat group id: how it looks, the case its platform writes it in, and what to write instead of a mistake
+_CHAT_GROUP_IDS = {
+    "slack": (re.compile(r"S[A-Z0-9]{2,}"), str.upper,
+              "a Slack user group id (S and letters or digits, such as S0614TZR7)"),
+    "entra": (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), str.lower,
+              "an Entra group's object id (such as 3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13)"),
+}
 
 
 class SourcesFileError(ValueError):
@@ -114,6 +123,45 @@ class WebSource(_Source):
         return (self.token_env,) if self.token_env else ()
 
 
+class ChatGroups(BaseModel):
+    """The chat groups a wiki group's members are in, by id: its Slack user group, its Entra group (either or
+    both). Never found by name: anyone may make a Slack user group or a Microsoft 365 group named like it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slack: str | None = None  # a Slack user group id, S…
+    entra: str | None = None  # an Entra group's object id
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mapping(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("expected {slack: <Slack user group id>, entra: <Entra group id>}")
+        return value
+
+    @field_validator("slack", "entra")
+    @classmethod
+    def _id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The id as the platform writes it (Slack upper case, Entra lower case)."""
+        if value is None:
+            return None
+        pattern, case, what = _CHAT_GROUP_IDS[info.field_name]
+        if not pattern.fullmatch(case(value.strip())):
+            raise ValueError(f"{what}, not its name")
+        return case(value.strip())
+
+    @model_validator(mode="after")
+    def _some(self) -> ChatGroups:
+        if self.slack is None and self.entra is None:
+            raise ValueError("a Slack user group id (slack:), an Entra group id (entra:) or both")
+        return self
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ids as access lists hold them (lower case, as a Scope compares them)."""
+        return tuple(i.lower() for i in (self.slack, self.entra) if i)
+
+
 class ConfluenceSource(_Source):
     type: Literal["confluence"]
     url: str  # https://example.atlassian.net/wiki (Cloud) or the Data Center base URL
@@ -123,8 +171,23 @@ class ConfluenceSource(_Source):
     token_env: str
     cloud: bool | None = None  # None: judged from the URL (atlassian.net)
     attachments: bool = True
+    # Each wiki group whose members may read what it may, with their chat groups ({HR: {slack: S…, entra: …}});
+    # a group not here lets none of its members in (only the people a page names)
+    groups: dict[str, ChatGroups] = Field(default_factory=dict)
 
     _envs = field_validator("user_env", "token_env")(lambda cls, v: _env_name(v))
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, value: dict[str, ChatGroups]) -> dict[str, ChatGroups]:
+        """Keyed by the group's name in lower case, as Confluence compares group names."""
+        named: dict[str, ChatGroups] = {}
+        for name, chat in value.items():
+            key = name.strip().lower()
+            if not key or key in named:
+                raise ValueError(f"{name!r}: each wiki group once, by its name (compared ignoring case)")
+            named[key] = chat
+        return named
 
     @field_validator("spaces")
     @classmethod

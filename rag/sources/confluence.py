@@ -21,8 +21,9 @@ from typing import Any
 from rag.parsing.loader import MINERU_SUFFIXES, OCR_SUFFIXES, TEXT_SUFFIXES
 from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
 from rag.sources.config import ConfluenceSource
+from rag.sources.confluence_access import PageAccess
 from rag.sources.confluence_api import ConfluenceApi, NotFound, Retry
-from rag.sources.confluence_listing import ListedAttachment, ListedPage, count_pages, list_space, page_access
+from rag.sources.confluence_listing import ListedAttachment, ListedPage, list_space
 from rag.sources.confluence_storage import storage_to_markdown
 
 # Attachments the indexer reads; others are not fetched.
@@ -37,6 +38,7 @@ class _Sync:
     api: ConfluenceApi
     root: Path
     state: dict[str, Any]
+    access: PageAccess
     pages: dict[str, ListedPage] = field(default_factory=dict)
     attachments: list[ListedAttachment] = field(default_factory=list)
     spaces: dict[str, str] = field(default_factory=dict)  # space key -> its own collection, when the spec maps it
@@ -64,13 +66,22 @@ class ConfluenceConnector:
         return f"ConfluenceConnector({self.name!r}, {self.spec.url!r}, spaces={self.spec.space_keys})"
 
     def check(self) -> CheckReport:
+        """The spaces listed (no body fetched): their pages counted, and each wiki group the sources file
+        does not map named with the titles of the pages it keeps from its members."""
         try:
             with closing(self._connect()) as api:
-                counts = {space: count_pages(api, space) for space in self.spec.space_keys}
+                listings = {space: list_space(api, space, page_size=self._page_size, attachments=False)
+                            for space in self.spec.space_keys}
         except SourceError as exc:
             return CheckReport(ok=False, detail=str(exc))
-        listed = ", ".join(f"{space} {n}" for space, n in counts.items())
-        return CheckReport(ok=True, documents=sum(counts.values()), detail=f"{self.spec.url}: pages {listed}")
+        pages = {p.id: p for listing in listings.values() for p in listing.pages}
+        access = PageAccess(self.spec.groups)
+        for page in pages.values():
+            access.of(page, pages)
+        listed = ", ".join(f"{space} {len(listing.pages)}" for space, listing in listings.items())
+        return CheckReport(ok=True, documents=len(pages), detail=f"{self.spec.url}: pages {listed}",
+                           unmapped_groups={group: tuple(sorted(pages[i].title for i in ids))
+                                            for group, ids in sorted(access.hidden.items())})
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         with closing(self._connect()) as api:
@@ -79,6 +90,7 @@ class ConfluenceConnector:
     def _fetch(self, api: ConfluenceApi, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         sync = _Sync(api, workdir / "pages", {"pages": dict(state.get("pages", {})),
                                               "attachments": dict(state.get("attachments", {}))},
+                     PageAccess(self.spec.groups),
                      spaces=dict(self.spec.spaces) if isinstance(self.spec.spaces, dict) else {})
         for space in self.spec.space_keys:
             progress(0, 0, f"listing {space}")
@@ -89,6 +101,7 @@ class ConfluenceConnector:
         if self.spec.attachments:
             self._write_attachments(sync, progress)
         _remove_unlisted(sync)
+        sync.fetched.notes = _unmapped_notes(sync.access)
         sync.fetched.calls = api.calls
         sync.fetched.state = sync.state
         return sync.fetched
@@ -154,7 +167,7 @@ def _page_meta(sync: _Sync, page: ListedPage) -> DocumentMeta:
     return DocumentMeta(url=sync.api.base + page.webui, link="heading", title=page.title,
                         version=str(held.get("version", page.version)),
                         date=held.get("when", page.when) or None,
-                        access=page_access(page, sync.pages), headings=tuple(t for _, t in page.ancestors),
+                        access=sync.access.of(page, sync.pages), headings=tuple(t for _, t in page.ancestors),
                         collection=sync.collection(page.space))
 
 
@@ -162,8 +175,16 @@ def _attachment_meta(sync: _Sync, attachment: ListedAttachment) -> DocumentMeta:
     page, held = sync.pages[attachment.page], sync.state["attachments"].get(attachment.id, {})
     return DocumentMeta(url=sync.api.base + attachment.download, title=attachment.title,
                         version=str(held.get("version", attachment.version)),
-                        date=held.get("when", attachment.when) or None, access=page_access(page, sync.pages),
+                        date=held.get("when", attachment.when) or None, access=sync.access.of(page, sync.pages),
                         headings=(*(t for _, t in page.ancestors), page.title), collection=sync.collection(page.space))
+
+
+def _unmapped_notes(access: PageAccess) -> list[str]:
+    """What the sync tells of the wiki groups the sources file does not map (counted pages, no titles: the
+    report may be read where the pages may not)."""
+    return [f"the wiki group {group} is mapped to no chat group (groups: in the sources file): its members "
+            f"are let in to none of the {len(ids)} page{'s' if len(ids) > 1 else ''} it may read"
+            for group, ids in sorted(access.hidden.items())]
 
 
 def _outdated(held: dict | None, version: int, path: Path) -> bool:

@@ -1,14 +1,14 @@
 """A Confluence space listed: every page with its version, ancestors and read restriction, and every
 attachment with its version, in a few paged calls (no page body), so a sync that finds nothing changed
-costs about (pages + attachments) / page size calls. Also who may read a page, as an access list."""
+costs about (pages + attachments) / page size calls."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from rag.access import NOBODY
 from rag.sources.confluence_api import ConfluenceApi
+from rag.sources.readers import EMAIL, GROUP
 
 _PAGE_EXPAND = "version,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 _UNKNOWN = "?"  # the id of an ancestor the answer did not name
@@ -23,7 +23,8 @@ class ListedPage:
     when: str  # ISO timestamp of that version
     webui: str  # the page's web path, relative to the base URL
     ancestors: tuple[tuple[str, str], ...]  # (id, title), the space's root first
-    # Its own read restriction as access ids. None: it has none; (): it has one naming no one we can name.
+    # Its own read restriction, `email:<address>` and `group:<name>`. None: it has none; (): it has one
+    # naming no one we can name.
     readers: tuple[str, ...] | None
 
 
@@ -60,31 +61,6 @@ def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: b
     return SpaceListing(pages, found)
 
 
-def count_pages(api: ConfluenceApi, space: str) -> int:
-    """How many current pages `space` has, in two calls (the space, then a one-result search)."""
-    _look_up(api, space)
-    found = api.get("rest/api/content/search", {"cql": f"space = {_quoted(space)} and type = page",
-                                                "limit": 1}, what=f"the pages of {space}")
-    return int(found.get("totalSize", found.get("size", 0)))
-
-
-def page_access(page: ListedPage, pages: dict[str, ListedPage]) -> tuple[str, ...] | None:
-    """Who may read `page`: Confluence lets through only those every restricted level (the page and each
-    ancestor) admits, so the access list is what all the restricted levels name. None when nothing is
-    restricted; (NOBODY,) when the levels name no one in common or an ancestor is unknown (fail closed)."""
-    levels = []
-    for ancestor_id, _ in page.ancestors:
-        ancestor = pages.get(ancestor_id)
-        if ancestor is None:
-            return (NOBODY,)
-        levels.append(ancestor.readers)
-    levels = [r for r in (*levels, page.readers) if r is not None]
-    if not levels:
-        return None
-    common = [i for i in levels[-1] if all(i in other for other in levels[:-1])]
-    return tuple(common) or (NOBODY,)
-
-
 def _look_up(api: ConfluenceApi, space: str) -> None:
     api.get(f"rest/api/space/{quote(space, safe='')}", what=f"space {space}")
 
@@ -101,7 +77,7 @@ def _page(item: dict, space: str) -> ListedPage:
         version=int(version.get("number", 0)), when=str(version.get("when", "")),
         webui=str(item.get("_links", {}).get("webui", "")),
         # An answer without ancestors says nothing of the restrictions above the page: an ancestor no listing
-        # holds, so the page is nobody's (page_access) rather than read as a top-level page
+        # holds, so the page is nobody's (PageAccess) rather than read as a top-level page
         ancestors=tuple((str(a["id"]), str(a.get("title", ""))) for a in item["ancestors"])
         if isinstance(item.get("ancestors"), list) else ((_UNKNOWN, ""),),
         readers=_readers(item))
@@ -124,8 +100,8 @@ def _readers(item: dict) -> tuple[str, ...] | None:
             if (part is None and kind in unsaid) or (isinstance(part, dict) and part.get("size")):
                 return ()
         return None
-    ids = [f"email:{u['email'].strip().lower()}" for u in users if (u.get("email") or "").strip()]
-    ids += [f"group:{g['name'].strip().lower()}" for g in groups if (g.get("name") or "").strip()]
+    ids = [EMAIL + u["email"].strip().lower() for u in users if (u.get("email") or "").strip()]
+    ids += [GROUP + g["name"].strip().lower() for g in groups if (g.get("name") or "").strip()]
     return tuple(dict.fromkeys(ids))
 
 

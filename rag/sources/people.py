@@ -1,13 +1,14 @@
-"""The chat surfaces' people and groups, asked by email and by name (rag.sources.readers.People):
+"""The chat surfaces' people, asked by email (rag.sources.readers.People):
 
-- Slack: `users.lookupByEmail` (the bot token needs the users:read.email scope) and `usergroups.list`
-  (usergroups:read), a group matched by its handle or its name;
+- Slack: `users.lookupByEmail` (the bot token needs the users:read.email scope);
 - Teams: Microsoft Graph with a token of the bot's own Entra app, `GET /v1.0/users/{email}` (the address as
-  the user principal name), else `GET /v1.0/users?$filter=mail eq '{email}'`, and
-  `GET /v1.0/groups?$filter=displayName eq '{name}'` (application permissions User.Read.All and
-  GroupMember.Read.All).
+  the user principal name), else `GET /v1.0/users?$filter=mail eq '{email}'` (application permission
+  User.Read.All).
 
-A definite "no such user/group" is None; anything else that goes wrong raises LookupFailed with the error
+Groups are never asked for by name (anyone may create a Slack user group or a Microsoft 365 group named like
+a wiki group): the sources file maps each wiki group to its chat groups' ids.
+
+A definite "no such user" is None; anything else that goes wrong raises LookupFailed with the error
 code or HTTP status (never a token), transient for a 5xx, a 429 or a network failure — tried again a few
 times first (Slack through slack_sdk's retry handlers, Graph waiting out a 429's Retry-After)."""
 
@@ -28,12 +29,12 @@ from rag.sources.readers import LookupFailed
 
 _log = logging.getLogger(__name__)
 _SLACK_TRANSIENT = {"ratelimited", "service_unavailable", "fatal_error", "request_timeout", "internal_error"}
-_SLACK_SCOPES = {"lookupByEmail": "users:read.email", "usergroups": "usergroups:read"}
+_SLACK_SCOPES = {"lookupByEmail": "users:read.email"}
 MAX_WAIT = 30.0  # seconds: the longest a Graph lookup waits before trying again (a longer Retry-After fails it)
 
 
 class SlackPeople:
-    """Slack users by email and user groups by handle or name, through the Web API at `api_url`."""
+    """Slack users by email, through the Web API at `api_url`."""
 
     name = "Slack"
 
@@ -52,23 +53,6 @@ class SlackPeople:
             except _NoSuch:
                 found[email] = None
         return found
-
-    def groups(self, names: list[str]) -> dict[str, str | None]:
-        """Each wiki group's user group: the one whose handle or name it is. Where two groups answer to it
-        (anyone may make a user group named like the wiki's `HR`), none does: its pages go to nobody rather
-        than to whoever named a group so."""
-        listed = self._call(self._client.usergroups_list, "usergroups").get("usergroups") or []
-        by_name: dict[str, set[str]] = {}
-        for group in listed:
-            if not group.get("date_delete"):
-                for key in (group.get("handle"), group.get("name")):
-                    if key:
-                        by_name.setdefault(str(key).strip().lower(), set()).add(str(group["id"]))
-        found = {name: by_name.get(name.strip().lower(), set()) for name in names}
-        for name in (n for n, ids in found.items() if len(ids) > 1):
-            _log.warning("Slack user groups %s all answer to the wiki group %r: none of them is let in",
-                         ", ".join(sorted(found[name])), name)
-        return {name: next(iter(ids)) if len(ids) == 1 else None for name, ids in found.items()}
 
     def _call(self, method: Callable, what: str, **args) -> dict:
         try:
@@ -92,8 +76,7 @@ class _NoSuch(Exception):
 
 
 class EntraPeople:
-    """Entra users by email and groups by display name, through Microsoft Graph at `graph_url`; `token()`
-    gives a bearer token for it."""
+    """Entra users by email, through Microsoft Graph at `graph_url`; `token()` gives a bearer token for it."""
 
     name = "Teams"
 
@@ -112,10 +95,6 @@ class EntraPeople:
             return {email: self._id(client, f"users/{quote(email, safe='@')}")
                     or self._first(client, "users", f"mail eq {_literal(email)}") for email in emails}
 
-    def groups(self, names: list[str]) -> dict[str, str | None]:
-        with self._client() as client:
-            return {name: self._first(client, "groups", f"displayName eq {_literal(name)}") for name in names}
-
     def _client(self) -> httpx.Client:
         try:
             token = self._token()
@@ -131,7 +110,7 @@ class EntraPeople:
     def _first(self, client: httpx.Client, path: str, condition: str) -> str | None:
         body = self._get(client, path, {"$filter": condition, "$select": "id"})
         found = (body or {}).get("value") or []
-        if len(found) > 1:  # two groups of one name: which one Confluence meant cannot be told
+        if len(found) > 1:  # two users of one address: which one Confluence meant cannot be told
             _log.warning("Microsoft Graph has %d %s matching %s; none is used", len(found), path, condition)
             return None
         return str(found[0]["id"]) if found else None

@@ -1,10 +1,11 @@
 """Who may read a source's restricted documents, in the ids the chat surfaces ask with.
 
-A connector names a restricted page's readers as the source knows them: `email:<address>` and
-`group:<name>` (rag.sources.confluence_listing). A question's Scope holds chat ids: the asker's Slack user
-id or Entra object id and the ids of their groups. `ReaderResolver` turns the first into the second at
-sync time, before the build: an email into the Slack user and the Teams (Entra) user with that address, a
-group name into the Slack user group and the Entra group of that name, on every surface configured.
+A connector names a restricted page's readers in chat ids where it knows them (a wiki group by the ids of
+the chat groups the sources file maps it to: rag.sources.confluence_access) and people as the source knows
+them, `email:<address>`. A question's Scope holds chat ids: the asker's Slack user id or Entra object id and
+the ids of their groups. `ReaderResolver` turns an email into the Slack user and the Teams (Entra) user with
+that verified address, on every surface configured, at sync time, before the build. Nothing is looked up by
+a group's name (`group:<name>` is dropped): anyone may create a chat group named like a wiki group.
 
 Fail closed: an entry no surface knows is dropped, and a list left with no one becomes NOBODY (the page is
 served to nobody). A lookup that fails (a 5xx, a timeout, a refused token) fails the source's sync, so its
@@ -30,7 +31,8 @@ from rag.access import NOBODY
 from rag.sources.base import DocumentMeta, SourceError
 
 _log = logging.getLogger(__name__)
-EMAIL, GROUP = "email:", "group:"
+EMAIL = "email:"  # a person by their address: looked up
+GROUP = "group:"  # a group by its name: never looked up (anyone may name a chat group so), dropped
 TTL, MISS_TTL = 24 * 3600.0, 600.0  # seconds a found id is kept; seconds a "no one" answer is kept
 
 
@@ -46,7 +48,7 @@ class LookupFailed(Exception):
 
 
 class People(Protocol):
-    """One chat surface's people and groups: the id it knows an email or a group name by."""
+    """One chat surface's people: the id it knows an email by."""
 
     name: str  # how the surface is named in a message and in the cache ("Slack", "Teams")
 
@@ -54,12 +56,9 @@ class People(Protocol):
         """email -> the user's id (None: no such user). Raises LookupFailed."""
         ...
 
-    def groups(self, names: list[str]) -> dict[str, str | None]:
-        """group name -> the group's id (None: no such group). Raises LookupFailed."""
-        ...
-
 
 def needs_lookup(entry: str) -> bool:
+    """Whether the entry names someone as the source knows them (no chat id): only a lookup may name them."""
     return entry.startswith((EMAIL, GROUP))
 
 
@@ -84,9 +83,15 @@ class ResolutionCache:
         self._answers: dict[str, dict[str, list]] = self._read()  # surface -> entry -> [id or None, when]
 
     def _read(self) -> dict[str, dict[str, list]]:
+        """The kept answers for emails: anything else a cache from before holds (a group once matched by its
+        name) is dropped, never used."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+            if not isinstance(data, dict):
+                return {}
+            surfaces = {str(k): v for k, v in data.items() if isinstance(v, dict)}
+            return {k: {e: a for e, a in v.items() if str(e).startswith(EMAIL)}
+                    for k, v in surfaces.items()}
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, TypeError, AttributeError) as exc:  # unreadable: everything is asked anew
@@ -136,13 +141,14 @@ class ReaderResolver:
 
     def resolve(self, source: str, documents: Mapping[str, DocumentMeta]) -> dict[str, DocumentMeta]:
         """Raises SourceError (naming the surface and what failed) when a lookup fails."""
-        entries = {e for meta in documents.values() for e in (meta.access or ()) if needs_lookup(e)}
-        if not entries:
+        named = {e for meta in documents.values() for e in (meta.access or ()) if needs_lookup(e)}
+        if not named:
             return dict(documents)
-        ids: dict[str, set[str]] = {e: set() for e in entries}
+        ids: dict[str, set[str]] = {e: set() for e in named}  # a group by name stays with none
+        emails = sorted(e for e in named if e.startswith(EMAIL))
         try:
             for surface in self.surfaces:
-                for entry, found in self._answers(surface, sorted(entries)).items():
+                for entry, found in self._answers(surface, emails).items():
                     if found:
                         ids[entry].add(found.lower())
         except LookupFailed as exc:
@@ -154,23 +160,18 @@ class ReaderResolver:
 
     def _answers(self, surface: People, entries: list[str]) -> dict[str, str | None]:
         answers: dict[str, str | None] = {}
-        asked: dict[str, list[str]] = {EMAIL: [], GROUP: []}
+        asked: list[str] = []
         for entry in entries:
             fresh, found = self.cache.known(surface.name, entry)
             if fresh:
                 answers[entry] = found
             else:
-                asked[EMAIL if entry.startswith(EMAIL) else GROUP].append(entry)
-        for prefix, lookup in ((EMAIL, surface.users), (GROUP, surface.groups)):
-            if asked[prefix]:
-                found = _prefixed(prefix, lookup([e[len(prefix):] for e in asked[prefix]]))
-                self.cache.keep(surface.name, found)
-                answers.update(found)
+                asked.append(entry)
+        if asked:
+            found = {EMAIL + email: i for email, i in surface.users([e[len(EMAIL):] for e in asked]).items()}
+            self.cache.keep(surface.name, found)
+            answers.update(found)
         return answers
-
-
-def _prefixed(prefix: str, answers: Mapping[str, str | None]) -> dict[str, str | None]:
-    return {prefix + key: value for key, value in answers.items()}
 
 
 def _named(access: tuple[str, ...] | None, ids: Mapping[str, Iterable[str]]) -> tuple[str, ...] | None:

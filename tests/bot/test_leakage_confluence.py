@@ -38,7 +38,8 @@ teams: {"19:eng@thread.tacv2": [eng, public]}
 """
 SOURCES = """sources:
   - {{name: wiki, type: confluence, url: "{url}", spaces: [ENG], user_env: AIE_TEST_CONFLUENCE_USER,
-     token_env: AIE_TEST_CONFLUENCE_TOKEN, collection: eng}}
+     token_env: AIE_TEST_CONFLUENCE_TOKEN, collection: eng,
+     groups: {{Eng-Leads: {{slack: S0LEADS, entra: {leads}}}}}}}
 """
 _TOPICS = {"1": "welcome", "2": "salaries", "3": "reorg", "4": "layoffs", "5": "bands"}
 # Who may read each page in a direct message (a restriction names readers; the page under "2" inherits it).
@@ -83,7 +84,7 @@ def wiki(monkeypatch):
 @pytest.fixture
 def bot(wiki, shared_data_dir, tmp_path):
     (tmp_path / "scopes.yaml").write_text(SCOPES, encoding="utf-8")
-    (tmp_path / "sources.yaml").write_text(SOURCES.format(url=wiki.url), encoding="utf-8")
+    (tmp_path / "sources.yaml").write_text(SOURCES.format(url=wiki.url, leads=LEADS_ENTRA), encoding="utf-8")
     users = {"U0ALICE": {"email": "Alice@example.com"}, "U0GROUPIE": {"email": "groupie@example.com"},
              "U0PLAIN01": {"email": "plain@example.com"}}
 

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli_env
+from tests.fakes.confluence import EMAIL, TOKEN, FakeConfluence
 
 POLICY = "# Travel\n\n## Hotels\n\nHotels are reimbursed up to 150 EUR per night, or 220 EUR in London.\n"
 RUNBOOK = "# Restart\n\nRestart the billing service with systemctl restart billing, then watch the logs.\n"
@@ -71,3 +74,35 @@ def test_index_syncs_the_sources_and_refuses_a_path(tmp_path: Path) -> None:
     assert indexed.returncode == 0 and json.loads(indexed.stdout)["ok"]
     unknown = run(tmp_path, sources, "sources", "sync", "wiki")
     assert unknown.returncode == 2 and "no source named wiki; the sources are: handbook, ops" in unknown.stderr
+
+
+def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_keep_from_their_members(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wiki group lets in the chat groups the sources file maps it to, and no one else: the operator is
+    told which groups are not mapped and (by title) which pages their members do not get."""
+    monkeypatch.setenv("WIKI_USER", EMAIL)
+    monkeypatch.setenv("WIKI_TOKEN", TOKEN)
+    alice = {"type": "known", "accountId": "5b1", "email": "alice@example.com", "displayName": "Alice"}
+    server = FakeConfluence()
+    server.add_page("ENG", "1", "Engineering", "<p>Welcome.</p>")
+    server.add_page("ENG", "2", "Board minutes", "<p>Minutes.</p>", parent="1", readers=[alice],
+                    reader_groups=["Board-Only"])
+    server.add_page("ENG", "3", "Budget 2027", "<p>Budget.</p>", parent="2")
+    server.add_page("ENG", "4", "Salaries", "<p>Bands.</p>", parent="1", reader_groups=["HR"])
+    with server:
+        sources = (f'sources:\n  - {{name: wiki, type: confluence, url: "{server.url}", spaces: [ENG], '
+                   "user_env: WIKI_USER, token_env: WIKI_TOKEN, groups: {HR: {slack: S0HR}}}\n")
+        checked = run(tmp_path, sources, "sources", "check")
+        as_json = run(tmp_path, sources, "sources", "check", "--json")
+        synced = run(tmp_path, sources, "sources", "sync")
+
+    assert checked.returncode == 0, checked.stderr
+    assert "✓ wiki (4 documents)" in checked.stdout
+    assert ("! the wiki group board-only is mapped to no chat group (add it under groups: in the sources file); "
+            "none of its members reads Board minutes, Budget 2027") in " ".join(checked.stdout.split())
+    assert "the wiki group hr" not in checked.stdout
+    assert json.loads(as_json.stdout)["wiki"]["unmapped_groups"] == {"board-only": ["Board minutes", "Budget 2027"]}
+    assert synced.returncode == 0, synced.stderr
+    assert ("! the wiki group board-only is mapped to no chat group (groups: in the sources file): its members are "
+            "let in to none of the 2 pages it may read") in " ".join(synced.stdout.split())
+    assert "Board minutes" not in synced.stdout, "the sync's report names no restricted page"

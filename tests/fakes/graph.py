@@ -5,7 +5,8 @@ the bot makes, written from the Graph v1.0 reference:
                                                         linked by `@odata.nextLink` ("List user transitive memberOf")
   GET /v1.0/users/{id | userPrincipalName}?$select=id   one user ("Get user"; 404 Request_ResourceNotFound)
   GET /v1.0/users?$filter=mail eq '…'&$select=id        users by email ("List users", `value`)
-  GET /v1.0/groups?$filter=displayName eq '…'&$select=id   groups by name ("List groups", `value`)
+  GET /v1.0/groups?$filter=displayName eq '…'&$select=id   groups by name ("List groups", `value`; the bot
+                                                        never asks it: a look-alike group a test may set up)
 
 Users and groups are given as `people` (user principal name or mail -> object id) and `groups` (display
 name -> object id); both compare case-insensitively, as Entra does. It answers 401 unless the

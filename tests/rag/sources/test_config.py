@@ -19,11 +19,14 @@ def test_the_readme_example_parses_with_its_intervals_and_defaults() -> None:
         {"name": "runbooks", "type": "git", "url": "https://git.example.com/ops/runbooks.git", "branch": "main",
          "collection": "eng", "every": "10m"},
         {"name": "intranet", "type": "web", "url": "https://intranet.example.com/policies/", "every": "1d"},
-        {**WIKI, "spaces": {"ENG": "eng", "HR": "hr"}, "collection": "eng", "every": "15m"}]})
+        {**WIKI, "spaces": {"ENG": "eng", "HR": "hr"}, "collection": "eng", "every": "15m",
+         "groups": {"HR": {"slack": "S0614TZR7", "entra": "3F1C2A9E-0B7D-4C55-9E21-6D0F8A4B7C13"}}}]})
     assert (handbook.watch, handbook.every, handbook.collection) == (True, 0.0, "hr")
     assert (runbooks.every, intranet.every, intranet.collection, intranet.max_pages) == (600, 86400, "public", 500)
     assert wiki.space_keys == ["ENG", "HR"] and wiki.space_collection("HR") == "hr" and wiki.every == 900
     assert wiki.secrets() == ("CONFLUENCE_USER", "CONFLUENCE_TOKEN")
+    # compared as a question's Scope compares ids (lower case), whatever case the file writes them in
+    assert wiki.groups["hr"].ids == ("s0614tzr7", "3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13")
 
 
 @pytest.mark.parametrize("source, message", [
@@ -36,6 +39,13 @@ def test_the_readme_example_parses_with_its_intervals_and_defaults() -> None:
     ({"name": "Eng Wiki", "type": "web", "url": "x"}, "sources[0].name: lower-case letters, digits"),
     ({**WIKI, "token_env": "sk-live-123 456"}, "sources[0].token_env: the name of an environment variable"),
     ({**WIKI, "spaces": {"ENG": "hr,eng"}}, "sources[0].spaces: one collection name"),
+    ({**WIKI, "groups": {"HR": {"slack": "hr-team"}}},
+     "sources[0].groups.HR.slack: a Slack user group id (S and letters or digits, such as S0614TZR7), not its name"),
+    ({**WIKI, "groups": {"HR": {"entra": "HR staff"}}}, "sources[0].groups.HR.entra: an Entra group's object id"),
+    ({**WIKI, "groups": {"HR": "S0HR"}}, "sources[0].groups.HR: expected {slack: <Slack user group id>, entra:"),
+    ({**WIKI, "groups": {"HR": {}}}, "sources[0].groups.HR: a Slack user group id (slack:), an Entra group id"),
+    ({**WIKI, "groups": {"HR": {"slack": "S0HR"}, "hr": {"slack": "S0HR2"}}},
+     "sources[0].groups: 'hr': each wiki group once"),
 ])
 def test_a_mistake_is_one_line_naming_the_key(source: dict, message: str) -> None:
     with pytest.raises(SourcesFileError) as raised:

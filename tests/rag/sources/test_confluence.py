@@ -18,6 +18,8 @@ from rag.sources.confluence_storage import storage_to_markdown
 from tests.fakes.confluence import EMAIL, TOKEN, FakeConfluence
 
 ENV = {"CONFLUENCE_USER": EMAIL, "CONFLUENCE_TOKEN": TOKEN}
+HR_ENTRA = "0000a000-0000-4000-8000-0000000000a4"
+HR_GROUPS = {"HR": {"slack": "S0HR", "entra": HR_ENTRA}}  # the wiki group HR's chat groups (the sources file's)
 ALICE = {"type": "known", "accountId": "5b1", "email": "Alice@Example.com", "displayName": "Alice"}
 HIDDEN = {"type": "known", "accountId": "5b2", "email": "", "displayName": "Someone"}  # Cloud hid the email
 
@@ -61,7 +63,7 @@ def confluence():
 def connector(server: FakeConfluence, env=ENV, sleeps: Sleeps | None = None, **spec) -> ConfluenceConnector:
     source = ConfluenceSource(**{"name": "eng-wiki", "type": "confluence", "url": server.url,
                                  "spaces": ["ENG", "OPS"], "user_env": "CONFLUENCE_USER",
-                                 "token_env": "CONFLUENCE_TOKEN", **spec})
+                                 "token_env": "CONFLUENCE_TOKEN", "groups": HR_GROUPS, **spec})
     return ConfluenceConnector(source, env, retry=Retry(attempts=3, max_wait=30.0, backoff=0.01),
                                sleep=sleeps if sleeps is not None else Sleeps())
 
@@ -113,9 +115,9 @@ def test_attachments_are_saved_under_their_page_with_the_pages_place_and_access(
 def test_restrictions_become_access_lists_and_fail_closed(confluence, tmp_path):
     documents = sync(confluence, tmp_path).documents
 
-    assert documents["ENG/4.md"].access == ("email:alice@example.com", "group:hr")
+    assert documents["ENG/4.md"].access == ("email:alice@example.com", "s0hr", HR_ENTRA)
     assert documents["ENG/5.md"].access == (NOBODY,)  # restricted to a user whose email we cannot see
-    assert documents["ENG/6.md"].access == ("email:alice@example.com", "group:hr")  # inherited from Salaries
+    assert documents["ENG/6.md"].access == ("email:alice@example.com", "s0hr", HR_ENTRA)  # inherited from Salaries
     assert documents["ENG/1.md"].access is None and documents["OPS/7.md"].access is None
 
 
@@ -381,4 +383,4 @@ def test_an_attachment_whose_new_version_cannot_be_fetched_keeps_its_last_good_c
     kept, was = again.documents["ENG/4/_bands_.pdf"], first.documents["ENG/4/_bands_.pdf"]
     assert (kept.version, kept.title, kept.headings) == (was.version, was.title, was.headings) == (
         "1", "../bands?.pdf", ("Engineering", "Salaries"))
-    assert kept.access == ("email:alice@example.com", "group:hr")
+    assert kept.access == ("email:alice@example.com", "s0hr", HR_ENTRA)

@@ -1,9 +1,12 @@
-"""A restricted wiki page's readers, named by Confluence by email and group, looked up on Slack (the local
-Web API) and Teams (the local Microsoft Graph) at sync time: the index holds their chat ids, the lookups
-are kept for a while, and a lookup that fails keeps the last good documents."""
+"""A restricted wiki page's readers, named by Confluence by email and group: the emails looked up on Slack
+(the local Web API) and Teams (the local Microsoft Graph) at sync time, the groups mapped to chat groups by
+the sources file (never by a chat group's name): the index holds their chat ids, the lookups are kept for a
+while, and a lookup that fails keeps the last good documents."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -24,10 +27,13 @@ ALICE = {"type": "known", "accountId": "5b1", "email": "Alice@Example.com", "dis
 BOB = {"type": "known", "accountId": "5b3", "email": "bob@example.com", "displayName": "Bob"}
 ALICE_ENTRA, HR_ENTRA = "a11ce000-0000-4000-8000-000000000001", "0000a000-0000-4000-8000-0000000000a4"
 SALARIES = "<p>The salary band for a senior engineer tops out at 98,000 EUR a year.</p>"
+BOARD = "<p>The board approved the acquisition of Initech for 12 million EUR.</p>"
+LOOKALIKE_ENTRA = "10014a1e-0000-4000-8000-00000000bad1"  # a Microsoft 365 group anyone could name Board-Only
 SOURCES = """sources:
   - {{name: wiki, type: confluence, url: "{url}", spaces: [ENG], user_env: AIE_TEST_CONFLUENCE_USER,
-     token_env: AIE_TEST_CONFLUENCE_TOKEN, collection: eng}}
+     token_env: AIE_TEST_CONFLUENCE_TOKEN, collection: eng, groups: {groups}}}
 """
+HR_GROUPS = {"HR": {"slack": "S0HR", "entra": HR_ENTRA}}  # the wiki group HR's chat groups
 
 
 class Clock:
@@ -67,9 +73,14 @@ def wiki(shared_data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("AIE_TEST_CONFLUENCE_TOKEN", TOKEN)
     with server:
         file = tmp_path / "sources.yaml"
-        file.write_text(SOURCES.format(url=server.url), encoding="utf-8")
+        map_groups(file, server, HR_GROUPS)
         yield server, KnowledgeBase(Settings(data_dir=shared_data_dir, sources_file=file, _env_file=None),
                                     tmp_path / "index")
+
+
+def map_groups(file: Path, server: FakeConfluence, groups: dict) -> None:
+    """The sources file with these `groups:` (before the knowledge base first reads it)."""
+    file.write_text(SOURCES.format(url=server.url, groups=json.dumps(groups)), encoding="utf-8")
 
 
 def readers_of(kb: KnowledgeBase, name: str) -> set[str]:
@@ -96,7 +107,8 @@ def test_a_restricted_pages_readers_are_its_slack_and_teams_users_and_groups(wik
 
 
 def test_without_a_chat_surface_a_page_restricted_by_email_or_group_is_served_to_nobody(wiki):
-    _, kb = wiki
+    confluence, kb = wiki
+    map_groups(kb.settings.sources_file, confluence, {})  # a group mapped to chat groups needs no surface
     kb.readers = None
 
     assert kb.sync().ok
@@ -134,7 +146,7 @@ def test_a_missing_scope_names_the_scope_and_the_variable(wiki, slack, graph, tm
 
 def thousand_pages() -> dict[str, DocumentMeta]:
     emails = [f"email:person{i}@example.com" for i in range(10)] + ["email:alice@example.com"]
-    return {f"ENG/{n}.md": DocumentMeta(access=(emails[n % len(emails)], "group:hr", "U0KEPT"))
+    return {f"ENG/{n}.md": DocumentMeta(access=(emails[n % len(emails)], "s0hr", HR_ENTRA, "U0KEPT"))
             for n in range(1000)}
 
 
@@ -148,19 +160,20 @@ def test_a_thousand_pages_cost_one_lookup_a_person_and_none_while_the_answers_ar
 
     first = resolver(slack, graph, tmp_path / "readers.json", clock).resolve("wiki", pages)
 
-    # 11 addresses and the group on Slack; on Graph an address no user principal name has is asked by mail too
-    assert lookups(slack, graph) == (11, 1, 22)
+    # 11 addresses on Slack; on Graph an address no user principal name has is asked by mail too. No group is
+    # looked up: the wiki's groups come mapped to chat groups (the sources file)
+    assert lookups(slack, graph) == (11, 0, 21)
     assert set(first["ENG/10.md"].access) == {"u0alice", ALICE_ENTRA, "s0hr", HR_ENTRA, "U0KEPT"}
     assert set(first["ENG/0.md"].access) == {"s0hr", HR_ENTRA, "U0KEPT"}  # person0 is known nowhere: dropped
     clock.now += MISS_TTL - 1
     again = resolver(slack, graph, tmp_path / "readers.json", clock).resolve("wiki", pages)  # read from the file
-    assert again == first and lookups(slack, graph) == (11, 1, 22)
+    assert again == first and lookups(slack, graph) == (11, 0, 21)
     clock.now += 2  # the "no one" answers are asked again, the ids found are kept
     resolver(slack, graph, tmp_path / "readers.json", clock).resolve("wiki", pages)
-    assert lookups(slack, graph) == (21, 1, 42)
+    assert lookups(slack, graph) == (21, 0, 41)
     clock.now += TTL
     resolver(slack, graph, tmp_path / "readers.json", clock).resolve("wiki", pages)
-    assert lookups(slack, graph) == (32, 2, 64)
+    assert lookups(slack, graph) == (32, 0, 62)
 
 
 def test_a_group_no_surface_knows_leaves_a_page_to_nobody(slack, graph, tmp_path):
@@ -171,21 +184,53 @@ def test_a_group_no_surface_knows_leaves_a_page_to_nobody(slack, graph, tmp_path
     assert resolved["a.md"].access == (NOBODY,) and resolved["b.md"].access is None
 
 
-def test_a_user_group_named_like_a_wiki_group_lets_nobody_in_on_its_name(graph, tmp_path, caplog):
-    """Anyone may make a Slack user group; one named `HR` (its handle hr-social) listed before the real `@hr`
-    took the wiki group's pages. Two groups answering to one wiki group let neither in; one alone still
-    does."""
-    with SlackApiServer(users={"U0MALLORY": {}, "U0CAROL": {}}) as slack:
-        slack.add_usergroup("S0SOCIAL", ["U0MALLORY"], handle="hr-social", name="HR")
-        slack.add_usergroup("S0HR", ["U0CAROL"], handle="hr")
-        slack.add_usergroup("S0FIN", ["U0CAROL"], handle="fin-team", name="Finance")
-        pages = {"a.md": DocumentMeta(access=("group:hr",)), "b.md": DocumentMeta(access=("group:finance",))}
-        people = ReaderResolver([SlackPeople("xoxb-test-token", api_url=slack.base_url)],
-                                ResolutionCache(tmp_path / "readers.json"))
-        resolved = people.resolve("wiki", pages)
-    assert resolved["a.md"].access == (NOBODY,)
-    assert "S0HR, S0SOCIAL all answer to the wiki group 'hr'" in caplog.text
-    assert resolved["b.md"].access == ("s0fin",), "a name that one group has still matches"
+def board_minutes(kb: KnowledgeBase, *ids: str) -> bool:
+    """Whether someone with these ids finds the board's minutes in a direct message."""
+    scope = Scope(collections=frozenset({"eng"}), readers=frozenset(ids))
+    return any("Initech" in h.chunk.text for h in kb.retriever.search("board acquisition Initech", allowed=scope))
+
+
+def test_a_chat_group_named_like_a_wiki_group_never_reads_its_pages(wiki, slack, graph, tmp_path):
+    """A page restricted to the wiki group Board-Only (and Alice): anyone allowed to create a Slack user group
+    (handle board-only) or any Entra user (a Microsoft 365 group named Board-Only) could make the one group of
+    that name and was let in, the match kept a day in readers.json. A wiki group the sources file does not map
+    lets in only the people the page names, whatever a cache from before holds."""
+    confluence, kb = wiki
+    confluence.add_page("ENG", "8", "Board minutes", BOARD, parent="1", readers=[ALICE], reader_groups=["Board-Only"])
+    slack.add_usergroup("S0LOOK", ["U0MALLORY"], handle="board-only", name="Board-Only")
+    graph.groups["board-only"] = LOOKALIKE_ENTRA
+    cache = tmp_path / "readers.json"
+    cache.write_text(json.dumps({"Slack": {"group:board-only": ["S0LOOK", time.time()]},
+                                 "Teams": {"group:board-only": [LOOKALIKE_ENTRA, time.time()]}}), encoding="utf-8")
+    kb.readers = resolver(slack, graph, cache)
+
+    report = kb.sync()
+
+    assert report.ok, report.sources["wiki"].error
+    assert readers_of(kb, "wiki/ENG/8.md") == {"u0alice", ALICE_ENTRA}, "only the people it names"
+    assert board_minutes(kb, "U0ALICE") and board_minutes(kb, ALICE_ENTRA)
+    assert not board_minutes(kb, "U0MALLORY", "S0LOOK") and not board_minutes(kb, LOOKALIKE_ENTRA)
+    assert not slack.calls_to("usergroups.list") and not [c for c in graph.calls if c.user.startswith("groups")]
+    assert report.sources["wiki"].fetched.notes == [
+        "the wiki group board-only is mapped to no chat group (groups: in the sources file): its members are let "
+        "in to none of the 1 page it may read"]
+    assert "board-only" not in cache.read_text(), "a group matched by name before is forgotten"
+
+
+def test_a_wiki_group_lets_in_the_chat_groups_the_sources_file_maps_it_to(wiki, slack, graph, tmp_path):
+    confluence, kb = wiki
+    confluence.add_page("ENG", "8", "Board minutes", BOARD, parent="1", reader_groups=["Board-Only"])
+    slack.add_usergroup("S0LOOK", ["U0MALLORY"], handle="board-only", name="Board-Only")
+    slack.add_usergroup("S0BOARD", ["U0CAROL"], handle="the-board", name="The board")
+    graph.groups["board-only"] = LOOKALIKE_ENTRA
+    map_groups(kb.settings.sources_file, confluence, {**HR_GROUPS, "board-only": {"slack": "S0BOARD"}})
+    kb.readers = resolver(slack, graph, tmp_path / "readers.json")
+
+    assert kb.sync().ok
+
+    assert readers_of(kb, "wiki/ENG/8.md") == {"s0board"}
+    assert board_minutes(kb, "U0CAROL", "S0BOARD")
+    assert not board_minutes(kb, "U0MALLORY", "S0LOOK") and not board_minutes(kb, LOOKALIKE_ENTRA)
 
 
 def test_a_refused_graph_token_fails_the_lookup_without_showing_it(slack, graph, tmp_path):
@@ -201,7 +246,8 @@ def test_a_refused_graph_token_fails_the_lookup_without_showing_it(slack, graph,
 
 def test_sources_sync_looks_the_readers_up_with_the_slack_settings_of_the_environment(wiki, slack, monkeypatch):
     """`ai-employee sources sync` has no served bot: the knowledge base asks the Slack the environment names."""
-    _, kb = wiki
+    confluence, kb = wiki
+    map_groups(kb.settings.sources_file, confluence, {"HR": {"slack": "S0HR"}})
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
     monkeypatch.setenv("SLACK_API_URL", slack.base_url)
     monkeypatch.delenv("AIE_TEAMS_GROUPS", raising=False)
