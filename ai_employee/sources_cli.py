@@ -137,8 +137,8 @@ def sources_check(
         fail(str(exc), code=2)
     if as_json:
         print_json({name: {"ok": r.ok, "documents": r.documents, "detail": r.detail,
-                           "unmapped_groups": {g: list(titles) for g, titles in r.unmapped_groups.items()}}
-                    for name, r in results.items()})
+                           "unmapped_groups": {g: list(titles) for g, titles in r.unmapped_groups.items()},
+                           "unreadable_spaces": r.unreadable_spaces} for name, r in results.items()})
     else:
         for name, result in results.items():
             mark = "[green]✓" if result.ok else "[bold red]✗"
@@ -150,8 +150,12 @@ def sources_check(
 
 
 def _print_hidden(result: CheckReport) -> None:
-    """Each wiki group mapped to no chat group, with the pages it keeps from its members (for the operator)."""
+    """Each wiki space whose view permissions could not be read, and each wiki group mapped to no chat group
+    with the pages it keeps from its members (titles: for the operator)."""
+    for space, why in result.unreadable_spaces.items():
+        stdout.print(f"  [yellow]![/] space {escape(space)}: {escape(why)}, so no one is let in to its pages")
     for group, titles in result.unmapped_groups.items():
-        shown = ", ".join(titles[:_TITLES]) + (f" and {len(titles) - _TITLES} more" if len(titles) > _TITLES else "")
-        stdout.print(f"  [yellow]![/] the wiki group {escape(group)} is mapped to no chat group (add it under "
-                     f"groups: in the sources file); none of its members reads {escape(shown)}")
+        more = f" and {len(titles) - _TITLES} more" if len(titles) > _TITLES else ""
+        stdout.print(f"  [yellow]![/] the wiki group {escape(group)} is mapped to no chat group (add it "
+                     f"under groups: in the sources file); none of its members reads "
+                     f"{escape(', '.join(titles[:_TITLES]) + more)}")

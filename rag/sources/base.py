@@ -82,6 +82,8 @@ class CheckReport:
     detail: str = ""  # one line: what was reached, or what failed and what to fix
     # A wiki group the sources file maps to no chat group -> the titles of the pages it keeps from its members
     unmapped_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A wiki space whose view permissions could not be read (its pages reach no one) -> why
+    unreadable_spaces: dict[str, str] = field(default_factory=dict)
 
 
 class SourceError(RuntimeError):

@@ -8,7 +8,8 @@
       - {name: intranet, type: web, url: "https://intranet.example.com/policies/", every: 1d}
       - {name: eng-wiki, type: confluence, url: "https://example.atlassian.net/wiki", spaces: [ENG, OPS],
          user_env: CONFLUENCE_USER, token_env: CONFLUENCE_TOKEN, collection: eng, every: 15m,
-         groups: {HR: {slack: S0614TZR7, entra: 3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13}}}
+         groups: {HR: {slack: S0614TZR7, entra: 3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13},
+                  confluence-users: everyone}}
 
 Secrets are never written here: a source names the environment variable that holds each one. A mistake
 stops the command with one line naming the file, the key and what is wrong.
@@ -30,6 +31,7 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+EVERYONE = "everyone"  # a wiki group every licensed user is in (groups:)
 # A chat group id: how it looks, the case its platform writes it in, and what to write instead of a mistake
 _CHAT_GROUP_IDS = {
     "slack": (re.compile(r"S[A-Z0-9]{2,}"), str.upper,
@@ -125,18 +127,24 @@ class WebSource(_Source):
 
 class ChatGroups(BaseModel):
     """The chat groups a wiki group's members are in, by id: its Slack user group, its Entra group (either or
-    both). Never found by name: anyone may make a Slack user group or a Microsoft 365 group named like it."""
+    both). Never found by name: anyone may make a Slack user group or a Microsoft 365 group named like it.
+    `everyone` (written alone): the wiki's group of every licensed user, such as confluence-users; a page or
+    space it may read is left to the source's collection."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     slack: str | None = None  # a Slack user group id, S…
     entra: str | None = None  # an Entra group's object id
+    everyone: bool = False
 
     @model_validator(mode="before")
     @classmethod
     def _mapping(cls, value: Any) -> Any:
+        if value == EVERYONE:
+            return {"everyone": True}
         if not isinstance(value, dict):
-            raise ValueError("expected {slack: <Slack user group id>, entra: <Entra group id>}")
+            raise ValueError("expected {slack: <Slack user group id>, entra: <Entra group id>} or "
+                             + EVERYONE)
         return value
 
     @field_validator("slack", "entra")
@@ -152,8 +160,9 @@ class ChatGroups(BaseModel):
 
     @model_validator(mode="after")
     def _some(self) -> ChatGroups:
-        if self.slack is None and self.entra is None:
-            raise ValueError("a Slack user group id (slack:), an Entra group id (entra:) or both")
+        if self.everyone == (self.slack is not None or self.entra is not None):
+            raise ValueError("a Slack user group id (slack:), an Entra group id (entra:) or both; or "
+                             f"{EVERYONE} alone")
         return self
 
     @property
@@ -171,8 +180,8 @@ class ConfluenceSource(_Source):
     token_env: str
     cloud: bool | None = None  # None: judged from the URL (atlassian.net)
     attachments: bool = True
-    # Each wiki group whose members may read what it may, with their chat groups ({HR: {slack: S…, entra: …}});
-    # a group not here lets none of its members in (only the people a page names)
+    # Each wiki group whose members may read what it may, with their chat groups ({HR: {slack: S…, entra: …}},
+    # or {confluence-users: everyone}); a group not here lets none of its members in (only the others named)
     groups: dict[str, ChatGroups] = Field(default_factory=dict)
 
     _envs = field_validator("user_env", "token_env")(lambda cls, v: _env_name(v))

@@ -23,7 +23,8 @@ from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, Sourc
 from rag.sources.config import ConfluenceSource
 from rag.sources.confluence_access import PageAccess
 from rag.sources.confluence_api import ConfluenceApi, NotFound, Retry
-from rag.sources.confluence_listing import ListedAttachment, ListedPage, list_space
+from rag.sources.confluence_listing import (ListedAttachment, ListedPage, SpaceListing, SpaceViewers,
+                                           list_space)
 from rag.sources.confluence_storage import storage_to_markdown
 
 # Attachments the indexer reads; others are not fetched.
@@ -42,10 +43,14 @@ class _Sync:
     pages: dict[str, ListedPage] = field(default_factory=dict)
     attachments: list[ListedAttachment] = field(default_factory=list)
     spaces: dict[str, str] = field(default_factory=dict)  # space key -> its own collection, when the spec maps it
+    viewers: dict[str, SpaceViewers] = field(default_factory=dict)  # space key -> who it lets view its pages
     fetched: Fetched = field(init=False)
 
     def collection(self, space: str) -> str | None:
         return self.spaces.get(space)
+
+    def access_of(self, page: ListedPage) -> tuple[str, ...] | None:
+        return self.access.of(page, self.pages, self.viewers[page.space])
 
     def __post_init__(self) -> None:
         self.fetched = Fetched(root=self.root)
@@ -66,8 +71,9 @@ class ConfluenceConnector:
         return f"ConfluenceConnector({self.name!r}, {self.spec.url!r}, spaces={self.spec.space_keys})"
 
     def check(self) -> CheckReport:
-        """The spaces listed (no body fetched): their pages counted, and each wiki group the sources file
-        does not map named with the titles of the pages it keeps from its members."""
+        """The spaces listed (no body fetched): their pages counted, each wiki group the sources file does not
+        map named with the titles of the pages it keeps from its members, and each space whose view
+        permissions could not be read."""
         try:
             with closing(self._connect()) as api:
                 listings = {space: list_space(api, space, page_size=self._page_size, attachments=False)
@@ -76,12 +82,14 @@ class ConfluenceConnector:
             return CheckReport(ok=False, detail=str(exc))
         pages = {p.id: p for listing in listings.values() for p in listing.pages}
         access = PageAccess(self.spec.groups)
-        for page in pages.values():
-            access.of(page, pages)
+        for listing in listings.values():
+            for page in listing.pages:
+                access.of(page, pages, listing.viewers)
         listed = ", ".join(f"{space} {len(listing.pages)}" for space, listing in listings.items())
         return CheckReport(ok=True, documents=len(pages), detail=f"{self.spec.url}: pages {listed}",
                            unmapped_groups={group: tuple(sorted(pages[i].title for i in ids))
-                                            for group, ids in sorted(access.hidden.items())})
+                                            for group, ids in sorted(access.hidden.items())},
+                           unreadable_spaces=_unreadable(listings))
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         with closing(self._connect()) as api:
@@ -92,16 +100,19 @@ class ConfluenceConnector:
                                               "attachments": dict(state.get("attachments", {}))},
                      PageAccess(self.spec.groups),
                      spaces=dict(self.spec.spaces) if isinstance(self.spec.spaces, dict) else {})
+        listings: dict[str, SpaceListing] = {}
         for space in self.spec.space_keys:
             progress(0, 0, f"listing {space}")
-            listing = list_space(api, space, page_size=self._page_size, attachments=self.spec.attachments)
+            listing = listings[space] = list_space(api, space, page_size=self._page_size,
+                                                   attachments=self.spec.attachments)
+            sync.viewers[space] = listing.viewers
             sync.pages.update((p.id, p) for p in listing.pages)
             sync.attachments += listing.attachments
         self._write_pages(sync, progress)
         if self.spec.attachments:
             self._write_attachments(sync, progress)
         _remove_unlisted(sync)
-        sync.fetched.notes = _unmapped_notes(sync.access)
+        sync.fetched.notes = _notes(sync.access, listings)
         sync.fetched.calls = api.calls
         sync.fetched.state = sync.state
         return sync.fetched
@@ -167,7 +178,7 @@ def _page_meta(sync: _Sync, page: ListedPage) -> DocumentMeta:
     return DocumentMeta(url=sync.api.base + page.webui, link="heading", title=page.title,
                         version=str(held.get("version", page.version)),
                         date=held.get("when", page.when) or None,
-                        access=sync.access.of(page, sync.pages), headings=tuple(t for _, t in page.ancestors),
+                        access=sync.access_of(page), headings=tuple(t for _, t in page.ancestors),
                         collection=sync.collection(page.space))
 
 
@@ -175,16 +186,29 @@ def _attachment_meta(sync: _Sync, attachment: ListedAttachment) -> DocumentMeta:
     page, held = sync.pages[attachment.page], sync.state["attachments"].get(attachment.id, {})
     return DocumentMeta(url=sync.api.base + attachment.download, title=attachment.title,
                         version=str(held.get("version", attachment.version)),
-                        date=held.get("when", attachment.when) or None, access=sync.access.of(page, sync.pages),
+                        date=held.get("when", attachment.when) or None, access=sync.access_of(page),
                         headings=(*(t for _, t in page.ancestors), page.title), collection=sync.collection(page.space))
 
 
-def _unmapped_notes(access: PageAccess) -> list[str]:
-    """What the sync tells of the wiki groups the sources file does not map (counted pages, no titles: the
-    report may be read where the pages may not)."""
-    return [f"the wiki group {group} is mapped to no chat group (groups: in the sources file): its members "
-            f"are let in to none of the {len(ids)} page{'s' if len(ids) > 1 else ''} it may read"
-            for group, ids in sorted(access.hidden.items())]
+def _notes(access: PageAccess, listings: Mapping[str, SpaceListing]) -> list[str]:
+    """What the sync tells of the pages its access lists keep from readers Confluence lets in: the spaces
+    whose view permissions could not be read, the wiki groups the sources file does not map (pages counted,
+    not named: the report may be read where they may not)."""
+    notes = [f"space {space}: {why}, so no one is let in to its {_pages(len(listings[space].pages))}"
+             for space, why in _unreadable(listings).items()]
+    return notes + [f"the wiki group {group} is mapped to no chat group (groups: in the sources file): its "
+                    f"members are let in to none of the {_pages(len(ids))} it may read"
+                    for group, ids in sorted(access.hidden.items())]
+
+
+def _pages(n: int) -> str:
+    return f"{n} page{'' if n == 1 else 's'}"
+
+
+def _unreadable(listings: Mapping[str, SpaceListing]) -> dict[str, str]:
+    """Each space whose view permissions could not be read, with why."""
+    return {space: listing.viewers.unreadable for space, listing in listings.items()
+            if listing.viewers.unreadable}
 
 
 def _outdated(held: dict | None, version: int, path: Path) -> bool:

@@ -1,6 +1,10 @@
-"""A Confluence space listed: every page with its version, ancestors and read restriction, and every
-attachment with its version, in a few paged calls (no page body), so a sync that finds nothing changed
-costs about (pages + attachments) / page size calls."""
+"""A Confluence space listed: who it lets view its pages, every page with its version, ancestors and read
+restriction, and every attachment with its version, in a few paged calls (no page body), so a sync that
+finds nothing changed costs about (pages + attachments) / page size calls.
+
+A space's viewers are read from its view permissions (REST v1, Cloud and Data Center:
+`GET /rest/api/space/{key}?expand=permissions`, each grant an operation — read space is `{operation: read,
+targetType: space}` — with the users and groups it is for, or anonymous access)."""
 
 from __future__ import annotations
 
@@ -38,8 +42,18 @@ class ListedAttachment:
     download: str  # the download path, relative to the base URL
 
 
+@dataclass(frozen=True)
+class SpaceViewers:
+    """Who a space lets view its pages, named as a read restriction names readers (`names`); None: anyone
+    (anonymous access). `unreadable` says why they are not known: then no one may be assumed to."""
+
+    names: tuple[str, ...] | None
+    unreadable: str = ""
+
+
 @dataclass
 class SpaceListing:
+    viewers: SpaceViewers
     pages: list[ListedPage]
     attachments: list[ListedAttachment]
 
@@ -47,7 +61,8 @@ class SpaceListing:
 def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: bool) -> SpaceListing:
     """Every current page (and attachment) of `space`. A space that does not exist raises, rather than
     listing as empty (the content listing answers an unknown key with no results)."""
-    _look_up(api, space)
+    viewers = _viewers(api.get(f"rest/api/space/{quote(space, safe='')}", {"expand": "permissions"},
+                               what=f"space {space}"))
     pages = [_page(item, space) for item in api.listing(
         "rest/api/content", {"spaceKey": space, "type": "page", "status": "current", "limit": page_size,
                              "expand": _PAGE_EXPAND}, what=f"the pages of {space}")]
@@ -58,11 +73,25 @@ def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: b
                                         "limit": page_size, "expand": "version,container"},
             what=f"the attachments of {space}")
             if (a := _attachment(item)) is not None]
-    return SpaceListing(pages, found)
+    return SpaceListing(viewers, pages, found)
 
 
-def _look_up(api: ConfluenceApi, space: str) -> None:
-    api.get(f"rest/api/space/{quote(space, safe='')}", what=f"space {space}")
+def _viewers(space: dict) -> SpaceViewers:
+    """Everyone its read-space grants name (anonymous access: anyone); unreadable when the answer does not
+    list its permissions (an older Data Center, an expansion refused): unknown is not everyone."""
+    grants = space.get("permissions")
+    if not isinstance(grants, list):
+        return SpaceViewers((), unreadable="Confluence's answer did not list who may view it")
+    names: list[str] = []
+    for grant in (g for g in grants if isinstance(g, dict)):
+        operation = grant.get("operation") or {}
+        if (operation.get("operation", operation.get("operationKey")), operation.get("targetType")) != (
+                "read", "space"):
+            continue
+        if grant.get("anonymousAccess"):
+            return SpaceViewers(None)
+        names += _named(grant.get("subjects") or {})  # (unlicensed access: Service Management customers only)
+    return SpaceViewers(tuple(dict.fromkeys(names)))
 
 
 def _quoted(value: str) -> str:
@@ -84,9 +113,8 @@ def _page(item: dict, space: str) -> ListedPage:
 
 
 def _readers(item: dict) -> tuple[str, ...] | None:
-    """`email:<address>` for each user whose email the API shows (Cloud hides it for some accounts; Data
-    Center does not give it) and `group:<name>` for each group; None when the page has no read restriction;
-    () when the answer says nothing of its restrictions (unknown is not unrestricted)."""
+    """Who the page's read restriction names (`_named`); None when it has none; () when the answer says
+    nothing of its restrictions (unknown is not unrestricted)."""
     restrictions = ((item.get("restrictions") or {}).get("read") or {}).get("restrictions")
     if not isinstance(restrictions, dict):
         return ()
@@ -100,9 +128,16 @@ def _readers(item: dict) -> tuple[str, ...] | None:
             if (part is None and kind in unsaid) or (isinstance(part, dict) and part.get("size")):
                 return ()
         return None
-    ids = [EMAIL + u["email"].strip().lower() for u in users if (u.get("email") or "").strip()]
-    ids += [GROUP + g["name"].strip().lower() for g in groups if (g.get("name") or "").strip()]
-    return tuple(dict.fromkeys(ids))
+    return tuple(dict.fromkeys(_named(restrictions)))
+
+
+def _named(subjects: dict) -> list[str]:
+    """`email:<address>` for each user whose email the API shows (Cloud hides it for some accounts; Data
+    Center does not give it) and `group:<name>` for each group of a restriction's or a grant's subjects."""
+    users = (subjects.get("user") or {}).get("results") or []
+    groups = (subjects.get("group") or {}).get("results") or []
+    return ([EMAIL + u["email"].strip().lower() for u in users if (u.get("email") or "").strip()]
+            + [GROUP + g["name"].strip().lower() for g in groups if (g.get("name") or "").strip()])
 
 
 def _attachment(item: dict) -> ListedAttachment | None:

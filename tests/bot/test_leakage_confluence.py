@@ -3,7 +3,8 @@ email Confluence hides, and a page under a restricted parent) synced from the lo
 served bot's own sync (its readers looked up on the local Slack Web API and the local Microsoft Graph) into
 the real index, then asked from Slack and Teams. A page's readers get its answer in a direct message;
 anyone else, any channel, and everyone for the page whose reader cannot be named, never see its text,
-title or footnote: not in an answer, a footnote, Show source, the Home tab or the sync's report."""
+title or footnote: not in an answer, a footnote, Show source, the Home tab or the sync's report. A page of a
+space only a group may view, with no restriction of its own, reaches that group's members alone."""
 
 from __future__ import annotations
 
@@ -37,14 +38,15 @@ slack: {C0ENG: [eng, public]}
 teams: {"19:eng@thread.tacv2": [eng, public]}
 """
 SOURCES = """sources:
-  - {{name: wiki, type: confluence, url: "{url}", spaces: [ENG], user_env: AIE_TEST_CONFLUENCE_USER,
+  - {{name: wiki, type: confluence, url: "{url}", spaces: [ENG, LEADS], user_env: AIE_TEST_CONFLUENCE_USER,
      token_env: AIE_TEST_CONFLUENCE_TOKEN, collection: eng,
      groups: {{Eng-Leads: {{slack: S0LEADS, entra: {leads}}}}}}}
 """
-_TOPICS = {"1": "welcome", "2": "salaries", "3": "reorg", "4": "layoffs", "5": "bands"}
+_TOPICS = {"1": "welcome", "2": "salaries", "3": "reorg", "4": "layoffs", "5": "bands", "6": "hiring"}
+SPACES = {"6": "LEADS"}  # a page's space, when not ENG: only the group Eng-Leads may view LEADS
 # Who may read each page in a direct message (a restriction names readers; the page under "2" inherits it).
 READERS = {"2": {"U0ALICE", ALICE_ENTRA}, "3": {"U0GROUPIE", GROUPIE_ENTRA}, "4": set(),
-           "5": {"U0ALICE", ALICE_ENTRA}}
+           "5": {"U0ALICE", ALICE_ENTRA}, "6": {"U0GROUPIE", GROUPIE_ENTRA}}
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def pages() -> list[Page]:
         tag = f"QWIKI{topic.upper()}Z"
         sentences = [f"The {topic} rule {tag} number {n} is decided by the {topic} board within {n + 2} days."
                      for n in range(1, 5)]
-        found.append(Page(page_id, Document(f"wiki/ENG/{page_id}.md", tag, sentences)))
+        found.append(Page(page_id, Document(f"wiki/{SPACES.get(page_id, 'ENG')}/{page_id}.md", tag, sentences)))
     return found
 
 
@@ -72,9 +74,10 @@ def wiki(monkeypatch):
     restricted = {"2": {"readers": [ALICE]}, "3": {"reader_groups": ["Eng-Leads"]}, "4": {"readers": [HIDDEN]}}
     for page in pages():
         body = "".join(f"<h2>Part {i + 1} {page.doc.tag}</h2><p>{s}</p>" for i, s in enumerate(page.doc.sentences))
-        parent = "2" if page.id == "5" else ("1" if page.id != "1" else None)
-        server.add_page("ENG", page.id, f"{_TOPICS[page.id].title()} {page.doc.tag}", body, parent=parent,
+        parent = "2" if page.id == "5" else ("1" if page.id not in ("1", "6") else None)
+        server.add_page(SPACES.get(page.id, "ENG"), page.id, f"{_TOPICS[page.id].title()} {page.doc.tag}", body, parent=parent,
                         **restricted.get(page.id, {}))
+    server.restrict_space("LEADS", groups=["Eng-Leads"])
     monkeypatch.setenv("AIE_TEST_CONFLUENCE_USER", EMAIL)
     monkeypatch.setenv("AIE_TEST_CONFLUENCE_TOKEN", TOKEN)
     with server:
@@ -144,7 +147,8 @@ def test_a_restricted_page_reaches_exactly_its_readers(bot):
         assert leaks(home, Place("slack", "D0HOME", user)) == [], user
 
     by_id = {p.id: p for p in pages()}
-    for page_id, place in (("2", SLACK[0]), ("5", SLACK[0]), ("3", SLACK[1]), ("2", TEAMS[0]), ("3", TEAMS[1])):
+    for page_id, place in (("2", SLACK[0]), ("5", SLACK[0]), ("3", SLACK[1]), ("6", SLACK[1]), ("2", TEAMS[0]),
+                           ("3", TEAMS[1]), ("6", TEAMS[1])):
         page = by_id[page_id]
         seen = (ask_slack(running, slack, place, [first_question(page)]) if place.platform == "slack"
                 else ask_teams(running, connector, place, [first_question(page)]))
@@ -184,4 +188,4 @@ def test_the_syncs_report_names_a_restricted_page_only_where_it_may_be_read(bot)
         return asyncio.run_coroutine_threadsafe(text(), running._loop).result(60)
 
     named = {place: {p.id for p in pages() if p.doc.rel in report_in(place)} for place in SLACK[:4]}
-    assert named == {SLACK[0]: {"1", "2", "5"}, SLACK[1]: {"1", "3"}, SLACK[2]: {"1"}, SLACK[3]: {"1"}}
+    assert named == {SLACK[0]: {"1", "2", "5"}, SLACK[1]: {"1", "3", "6"}, SLACK[2]: {"1"}, SLACK[3]: {"1"}}

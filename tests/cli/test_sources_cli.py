@@ -79,7 +79,8 @@ def test_index_syncs_the_sources_and_refuses_a_path(tmp_path: Path) -> None:
 def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_keep_from_their_members(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wiki group lets in the chat groups the sources file maps it to, and no one else: the operator is
-    told which groups are not mapped and (by title) which pages their members do not get."""
+    told which groups are not mapped and (by title) which pages their members do not get, and which spaces'
+    view permissions could not be read."""
     monkeypatch.setenv("WIKI_USER", EMAIL)
     monkeypatch.setenv("WIKI_TOKEN", TOKEN)
     alice = {"type": "known", "accountId": "5b1", "email": "alice@example.com", "displayName": "Alice"}
@@ -95,6 +96,8 @@ def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_
         checked = run(tmp_path, sources, "sources", "check")
         as_json = run(tmp_path, sources, "sources", "check", "--json")
         synced = run(tmp_path, sources, "sources", "sync")
+        server.show_space_permissions = False
+        unreadable = run(tmp_path, sources, "sources", "check")
 
     assert checked.returncode == 0, checked.stderr
     assert "✓ wiki (4 documents)" in checked.stdout
@@ -106,3 +109,6 @@ def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_
     assert ("! the wiki group board-only is mapped to no chat group (groups: in the sources file): its members are "
             "let in to none of the 2 pages it may read") in " ".join(synced.stdout.split())
     assert "Board minutes" not in synced.stdout, "the sync's report names no restricted page"
+    assert unreadable.returncode == 0, unreadable.stderr
+    assert ("! space ENG: Confluence's answer did not list who may view it, so no one is let in to its pages"
+            in " ".join(unreadable.stdout.split()))

@@ -2,7 +2,11 @@
 documentation (developer.atlassian.com, Confluence Cloud REST v1 and Data Center REST). Under its context
 path (`/wiki`, as on Cloud) it serves:
 
-  GET /rest/api/space/{spaceKey}                  a space (404 for an unknown key)
+  GET /rest/api/space/{spaceKey}                  a space (404 for an unknown key); expand=permissions lists
+                                                  its grants, each an operation ({operation: read,
+                                                  targetType: space} …) for users and groups (`subjects`,
+                                                  as Cloud's answer gives them: `_expandable` for the kind a
+                                                  grant is not for) or anonymous access
   GET /rest/api/content?spaceKey&type=page        a space's pages (none for an unknown or hidden space, as
                                                   Confluence answers), paged by start/limit with
                                                   `_links.next`;
@@ -18,7 +22,9 @@ path (`/wiki`, as on Cloud) it serves:
 It answers 401 unless the request carries the configured credentials: basic auth (Cloud: email and API token)
 or a bearer token (Data Center personal access token). `rate_limit_next` answers 429 with Retry-After,
 `fail_next` answers any status (500: a failed listing); `calls` records every request with its status.
-A server may cap `limit` (as Confluence does): `max_limit` does, so paging is exercised.
+A server may cap `limit` (as Confluence does): `max_limit` does, so paging is exercised. A space is open to
+anonymous users (and so to everyone) until `restrict_space` names who may view it; its administrators'
+group is granted administer space, which is no view permission.
 """
 
 from __future__ import annotations
@@ -48,6 +54,15 @@ class Page:
     when: str = "2026-01-05T10:00:00.000Z"
     readers: list[dict] = field(default_factory=list)  # user objects of its read restriction
     reader_groups: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Viewers:
+    """Who a space grants read space: users (as the API shows them), groups by name, anonymous users."""
+
+    users: list[dict] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    anonymous: bool = False
 
 
 @dataclass
@@ -84,6 +99,8 @@ class FakeConfluence(LocalServer):
         self.context = context
         self._credentials = f"Bearer {bearer}" if bearer else (
             "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode())
+        self.viewers: dict[str, Viewers] = {}  # space key -> who may view it (not here: anyone, anonymously)
+        self.show_space_permissions = True  # False: a space's answer leaves out the permissions asked for
         self.show_restrictions = True  # False: listings leave out the restrictions they were asked to expand
         self.show_ancestors = True  # False: listings leave out the ancestors they were asked to expand
         self.list_readers = True  # False: a restriction counts its users and groups (size) but lists none
@@ -106,6 +123,12 @@ class FakeConfluence(LocalServer):
         page = Page(id=id, space=space, title=title, body=body, **kw)
         self.pages[id] = page
         return page
+
+    def restrict_space(self, space: str, *, users: list[dict] | None = None, groups: list[str] | None = None,
+                       anonymous: bool = False) -> None:
+        """Only these may view the space's pages (no grant to anonymous users unless `anonymous`)."""
+        self.spaces.setdefault(space, space.title())
+        self.viewers[space] = Viewers(list(users or []), list(groups or []), anonymous)
 
     def edit(self, id: str, body: str, when: str = "2026-02-01T09:00:00.000Z") -> None:
         page = self.pages[id]
@@ -166,8 +189,21 @@ class FakeConfluence(LocalServer):
         key = request.match_info["key"]
         if key not in self.spaces:
             return _not_found(f"No space with key : {key}")
-        return web.json_response({"id": abs(hash(key)) % 10**6, "key": key, "name": self.spaces[key],
-                                  "type": "global", "_links": {"webui": f"/spaces/{key}", "base": self.url}})
+        space = {"id": abs(hash(key)) % 10**6, "key": key, "name": self.spaces[key], "type": "global",
+                 "_links": {"webui": f"/spaces/{key}", "base": self.url}, "_expandable": {"permissions": ""}}
+        if "permissions" in request.query.get("expand", "").split(",") and self.show_space_permissions:
+            del space["_expandable"]["permissions"]
+            space["permissions"] = self._permissions(self.viewers.get(key, Viewers(anonymous=True)))
+        return web.json_response(space)
+
+    def _permissions(self, viewers: Viewers) -> list[dict]:
+        """A space's grants as Confluence lists them: one per operation and subject."""
+        grants = [_grant("administer", "space", group="confluence-administrators")]
+        grants += [_grant("read", "space", group=name) for name in viewers.groups]
+        grants += [_grant("read", "space", user=user) for user in viewers.users]
+        if viewers.anonymous:
+            grants.append(_grant("read", "space", anonymous=True))
+        return [{"id": n + 1, **grant} for n, grant in enumerate(grants)]
 
     def _content(self, request: web.Request) -> web.Response:
         space, kind = request.query.get("spaceKey"), request.query.get("type", "page")
@@ -274,6 +310,19 @@ class FakeConfluence(LocalServer):
             chain.insert(0, self.pages[parent])
             parent = self.pages[parent].parent
         return chain
+
+
+def _grant(operation: str, target: str, *, group: str | None = None, user: dict | None = None,
+           anonymous: bool = False) -> dict:
+    subjects: dict = {"_expandable": {"user": "", "group": ""}}
+    if group is not None:
+        subjects["group"] = {"results": [{"type": "group", "name": group}], "size": 1}
+        del subjects["_expandable"]["group"]
+    if user is not None:
+        subjects["user"] = {"results": [user], "size": 1}
+        del subjects["_expandable"]["user"]
+    return {"subjects": subjects, "operation": {"operation": operation, "targetType": target},
+            "anonymousAccess": anonymous, "unlicensedAccess": False}
 
 
 def _not_found(message: str) -> web.Response:

@@ -20,13 +20,15 @@ def test_the_readme_example_parses_with_its_intervals_and_defaults() -> None:
          "collection": "eng", "every": "10m"},
         {"name": "intranet", "type": "web", "url": "https://intranet.example.com/policies/", "every": "1d"},
         {**WIKI, "spaces": {"ENG": "eng", "HR": "hr"}, "collection": "eng", "every": "15m",
-         "groups": {"HR": {"slack": "S0614TZR7", "entra": "3F1C2A9E-0B7D-4C55-9E21-6D0F8A4B7C13"}}}]})
+         "groups": {"HR": {"slack": "S0614TZR7", "entra": "3F1C2A9E-0B7D-4C55-9E21-6D0F8A4B7C13"},
+                    "confluence-users": "everyone"}}]})
     assert (handbook.watch, handbook.every, handbook.collection) == (True, 0.0, "hr")
     assert (runbooks.every, intranet.every, intranet.collection, intranet.max_pages) == (600, 86400, "public", 500)
     assert wiki.space_keys == ["ENG", "HR"] and wiki.space_collection("HR") == "hr" and wiki.every == 900
     assert wiki.secrets() == ("CONFLUENCE_USER", "CONFLUENCE_TOKEN")
     # compared as a question's Scope compares ids (lower case), whatever case the file writes them in
     assert wiki.groups["hr"].ids == ("s0614tzr7", "3f1c2a9e-0b7d-4c55-9e21-6d0f8a4b7c13")
+    assert wiki.groups["confluence-users"].everyone and not wiki.groups["hr"].everyone
 
 
 @pytest.mark.parametrize("source, message", [
@@ -46,6 +48,7 @@ def test_the_readme_example_parses_with_its_intervals_and_defaults() -> None:
     ({**WIKI, "groups": {"HR": {}}}, "sources[0].groups.HR: a Slack user group id (slack:), an Entra group id"),
     ({**WIKI, "groups": {"HR": {"slack": "S0HR"}, "hr": {"slack": "S0HR2"}}},
      "sources[0].groups: 'hr': each wiki group once"),
+    ({**WIKI, "groups": {"staff": {"everyone": True, "slack": "S0HR"}}}, "sources[0].groups.staff: a Slack user"),
 ])
 def test_a_mistake_is_one_line_naming_the_key(source: dict, message: str) -> None:
     with pytest.raises(SourcesFileError) as raised:

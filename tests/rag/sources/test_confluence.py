@@ -22,6 +22,7 @@ HR_ENTRA = "0000a000-0000-4000-8000-0000000000a4"
 HR_GROUPS = {"HR": {"slack": "S0HR", "entra": HR_ENTRA}}  # the wiki group HR's chat groups (the sources file's)
 ALICE = {"type": "known", "accountId": "5b1", "email": "Alice@Example.com", "displayName": "Alice"}
 HIDDEN = {"type": "known", "accountId": "5b2", "email": "", "displayName": "Someone"}  # Cloud hid the email
+BOB = {"type": "known", "accountId": "5b3", "email": "bob@example.com", "displayName": "Bob"}
 
 HOME = "<p>Welcome to engineering.</p>"
 ONBOARDING = """<h1>First day</h1><p>Collect your badge at reception.</p>
@@ -384,3 +385,55 @@ def test_an_attachment_whose_new_version_cannot_be_fetched_keeps_its_last_good_c
     assert (kept.version, kept.title, kept.headings) == (was.version, was.title, was.headings) == (
         "1", "../bands?.pdf", ("Engineering", "Salaries"))
     assert kept.access == ("email:alice@example.com", "s0hr", HR_ENTRA)
+
+
+def test_a_space_only_some_may_view_gives_its_pages_those_readers(confluence, tmp_path):
+    """A page with no restriction in a space only HR and Alice may view reached everyone who may read the
+    source's collection: a space's view permissions were not read. Its pages' readers are the space's
+    viewers; a restricted page's those both name (Confluence lets in only whom both admit)."""
+    confluence.restrict_space("ENG", users=[ALICE], groups=["HR"])
+    confluence.add_page("ENG", "8", "Bob's review", "<p>Review.</p>", parent="1", readers=[BOB])
+
+    documents = sync(confluence, tmp_path).documents
+
+    everyone_in_eng = {"email:alice@example.com", "s0hr", HR_ENTRA}
+    assert set(documents["ENG/1.md"].access) == everyone_in_eng
+    assert set(documents["ENG/3/Laptop guide.pdf"].access) == everyone_in_eng  # as its page
+    assert set(documents["ENG/4.md"].access) == everyone_in_eng  # restricted to Alice and HR, who may view ENG
+    assert documents["ENG/5.md"].access == (NOBODY,) and documents["ENG/8.md"].access == (NOBODY,)
+    assert documents["OPS/7.md"].access is None, "a space anyone may view leaves its pages to the collection"
+
+
+def test_a_space_every_licensed_user_may_view_is_left_to_the_collection_once_its_group_is_mapped(confluence,
+                                                                                                 tmp_path):
+    confluence.restrict_space("OPS", groups=["confluence-users"])
+
+    unmapped = sync(confluence, tmp_path / "unmapped")
+    mapped = sync(confluence, tmp_path / "mapped", groups={**HR_GROUPS, "confluence-users": "everyone"})
+
+    assert unmapped.documents["OPS/7.md"].access == (NOBODY,)
+    assert unmapped.notes == ["the wiki group confluence-users is mapped to no chat group (groups: in the sources "
+                              "file): its members are let in to none of the 1 page it may read"]
+    assert mapped.documents["OPS/7.md"].access is None and not mapped.notes
+    assert mapped.documents["ENG/4.md"].access == ("email:alice@example.com", "s0hr", HR_ENTRA)
+
+
+def test_a_space_whose_view_permissions_are_not_said_reaches_no_one_and_the_report_says_why(confluence, tmp_path):
+    confluence.show_space_permissions = False  # an answer that leaves out the expansion asked for
+
+    fetched = sync(confluence, tmp_path)
+    report = connector(confluence).check()
+
+    assert {meta.access for meta in fetched.documents.values()} == {(NOBODY,)}
+    why = "Confluence's answer did not list who may view it"
+    assert fetched.notes == [f"space ENG: {why}, so no one is let in to its 6 pages",
+                             f"space OPS: {why}, so no one is let in to its 1 page"]
+    assert report.ok and report.unreadable_spaces == {"ENG": why, "OPS": why}
+
+
+def test_check_names_the_pages_a_space_keeps_from_an_unmapped_group(confluence):
+    confluence.restrict_space("OPS", groups=["ops-team"])
+
+    report = connector(confluence).check()
+
+    assert report.unmapped_groups == {"ops-team": ("On call",)} and not report.unreadable_spaces

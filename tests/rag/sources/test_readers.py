@@ -305,3 +305,26 @@ def test_a_page_restricted_while_the_lookup_fails_reaches_no_one_and_the_rest_ke
     assert readers_of(kb, "wiki/ENG/1.md") == set() and reads(kb, "U0ALICE"), "the rest keep their last readers"
     assert kb.sync().ok
     assert readers_of(kb, "wiki/ENG/7.md") == {"u0bob"}
+
+
+def welcome(kb: KnowledgeBase, *ids: str) -> bool:
+    """Whether someone with these ids finds the engineering welcome page in a direct message."""
+    scope = Scope(collections=frozenset({"eng"}), readers=frozenset(ids))
+    return any("Welcome to engineering" in h.chunk.text for h in kb.retriever.search("welcome to engineering",
+                                                                                      allowed=scope))
+
+
+def test_a_page_of_a_space_only_hr_may_view_reaches_hr_alone(wiki, slack, graph, tmp_path):
+    """A page with no restriction of its own, in a space only HR may view, reached everyone who may read the
+    source's collection (space permissions were not read)."""
+    confluence, kb = wiki
+    confluence.restrict_space("ENG", groups=["HR"])
+    kb.readers = resolver(slack, graph, tmp_path / "readers.json")
+
+    assert kb.sync().ok
+
+    assert readers_of(kb, "wiki/ENG/1.md") == {"s0hr", HR_ENTRA}
+    assert welcome(kb, "U0CAROL", "S0HR") and welcome(kb, "some-entra-user", HR_ENTRA)
+    assert not welcome(kb, "U0BOB") and not welcome(kb, ALICE_ENTRA)
+    # The salaries page names Alice and HR: only HR is named by the space as well (Alice may not view ENG)
+    assert reads(kb, "U0CAROL", "S0HR") and not reads(kb, "U0ALICE")
