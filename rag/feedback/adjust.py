@@ -3,11 +3,11 @@
 A whole-answer 👍/👎 never moves a passage: it does not say which passage was wrong. "This source is
 wrong" on a citation does, once at least `min_voters` different people flagged the passage (each
 person's latest vote counts once, and "this source helped" counts against a flag), or an admin flagged
-or confirmed it. The demotion multiplies the passage's retrieval score by `penalty ** strength`, where
-strength is the flags minus the helps, each fading with `half_life_days`; it applies to questions
-similar to the ones the votes were given on. An admin's confirm counts as an admin's flag on the votes a
-passage has; an undo voids them (and the confirm) so far. A reindex that changes the passage's text gives
-it a new id, so old votes no longer match it.
+or confirmed it. The demotion multiplies the passage's retrieval score by `penalty ** strength` (a score
+below zero is lowered by as much: `lowered`), where strength is the flags minus the helps, each fading with
+`half_life_days`; it applies to questions similar to the ones the votes were given on. An admin's confirm
+counts as an admin's flag on the votes a passage has; an undo voids them (and the confirm) so far. A reindex
+that changes the passage's text gives it a new id, so old votes no longer match it.
 
 Every process reads the adjustments from the shared store and refreshes when the store changed.
 """
@@ -177,7 +177,14 @@ def _verdicts(verdicts: list[PassageVerdict]) -> tuple[dict[str, float], dict[st
     return voided, confirmed
 
 
+def lowered(score: float, factor: float) -> float:
+    """`score` lowered by a demotion `factor` (0 < factor ≤ 1): multiplied by it when positive. A negative
+    score (a cross-encoder's logit, a meaning score below the others' mean) moves down by as much as a
+    positive one of its size: multiplied, it would rise."""
+    return score - abs(score) * (1.0 - factor)
+
+
 def reorder(scores: list[float], ids: list[str], factors: dict[str, float]) -> tuple[list[int], list[float]]:
-    """The order of candidates (indices) and their scores once each is multiplied by its demotion factor."""
-    adjusted = [score * factors.get(chunk_id, 1.0) for score, chunk_id in zip(scores, ids)]
+    """The order of candidates (indices) and their scores once each is lowered by its demotion factor."""
+    adjusted = [lowered(score, factors.get(chunk_id, 1.0)) for score, chunk_id in zip(scores, ids)]
     return sorted(range(len(ids)), key=lambda i: -adjusted[i]), adjusted

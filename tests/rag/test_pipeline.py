@@ -201,6 +201,40 @@ def test_wrong_source_votes_of_two_people_demote_that_chunk_for_similar_question
     assert unrelated.sources[0].file == "差旅报销制度.md"
 
 
+def flag(pipeline, answer, chunk, users=("U2", "U3")) -> None:
+    """`answer` recorded as the bot records it, citing `chunk` as [1], and flagged "wrong source" by
+    `users`."""
+    from rag.feedback import CitedChunk, citation_target
+
+    store = pipeline.finder.adjuster.store
+    vector = pipeline.finder.query_vector(answer.question, answer.index_version)
+    cited = [CitedChunk(chunk.id, chunk.file, "x", chunk.text)]
+    answer_id = store.record_answer(answer.question, answer.text, cited, answer.index_version, "C1", "U1",
+                                    vector)
+    for user in users:
+        store.vote(answer_id, user, citation_target(1), -1, "C1")
+
+
+def test_a_flagged_passage_moves_down_under_a_reranker_that_scores_below_zero(handbook):
+    """A cross-encoder may score in logits, below zero for every passage here: multiplied by the demotion's
+    factor, the flagged passage's score rose (-4 × 0.25 = -1) and it stayed first."""
+    question = "What happens if I lose my laptop?"
+    with FakeOpenAIServer() as server:
+        server.script.rerank = lambda q, d: -4.0 if "laptop" in d.lower() else -6.0 - len(d) / 1e4
+        pipeline = pipeline_for(handbook, rerank_base_url=server.base_url, rerank_model="cross-encoder",
+                                gate_min_rerank_score=-10, gate_threshold=0.8)
+
+        async def flagged_and_asked_again():
+            _, first = await collect(pipeline, question)
+            flag(pipeline, first, first.sources[0])
+            return first, (await collect(pipeline, question + "!"))[1]
+
+        first, again = asyncio.run(flagged_and_asked_again())
+    flagged = first.sources[0]
+    assert "laptop" in flagged.text.lower()
+    assert again.sources[0].id != flagged.id, "two people flagged it: it ranks lower, not higher"
+
+
 def test_a_question_over_the_limit_gets_a_clear_message_and_no_search(handbook):
     from rag.pipeline import QuestionTooLong
 
