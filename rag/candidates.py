@@ -1,4 +1,4 @@
-"""Candidate passages for a question: the retrieve, fuse, rerank and feedback reorder stages
+"""Candidate passages for a question: the retrieve, fuse and rerank stages and the feedback look-up
 (rag.answering) over one index, models and caches — cached by index version, models and settings."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from cache import Cache
 from rag.answering.candidate_cache import CandidateCache
 from rag.answering.context import AnswerContext, Candidates
 from rag.answering.fuse import Fuse
-from rag.answering.reorder import FeedbackReorder
+from rag.answering.reorder import FeedbackReorder, feedback_ranked
 from rag.answering.rerank import Rerank
 from rag.answering.retrieve import Retrieve
 from rag.answering.vectors import Vectors
@@ -59,12 +59,13 @@ class CandidateFinder:
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:
-        """The candidates for one question of index `version`, outside an answer (benchmarks, tools)."""
+        """The candidates for one question of index `version`, outside an answer (benchmarks, tools),
+        ranked as feedback leaves them."""
         ctx = AnswerContext(question, scope=scope, rewritten=rewritten)
         with Worker() as worker:
             await worker.run(self.open, ctx)
             ctx.version = version
-            return await self.candidates(ctx, worker)
+            return await worker.run(feedback_ranked, await self.candidates(ctx, worker))
 
     def open(self, ctx: AnswerContext) -> None:
         """The index the answer reads from here on: loading a newly published one takes a moment (blocking)."""
@@ -73,7 +74,7 @@ class CandidateFinder:
         ctx.snapshot, ctx.version, ctx.idf = snapshot, snapshot.version, snapshot.term_weights(ctx.scope)
 
     async def candidates(self, ctx: AnswerContext, worker: Worker) -> Candidates:
-        """Retrieved and fused (or read from the cache), reranked, then reordered by feedback."""
+        """Retrieved and fused (or read from the cache), reranked, then told their feedback demotions."""
         found = await worker.run(self.search, ctx)
         if not found.cached and self.rerank.wanted(found.hits):
             found = await self.rerank.run(ctx, found.hits)
@@ -84,11 +85,12 @@ class CandidateFinder:
         return self.found.get(ctx) or Candidates(self.fuse.run(self.retrieve.run(ctx)))
 
     def settle(self, ctx: AnswerContext, found: Candidates) -> Candidates:
-        """Fresh candidates remembered unless the reranker failed on them; then the feedback reorder (blocking)."""
+        """Fresh candidates remembered unless the reranker failed on them; then told their feedback demotions,
+        which apply where the answer's passages are drawn (blocking)."""
         failed = self.rerank.wanted(found.hits) and found.rerank_scores is None
         if not found.cached and not failed:
             self.found.put(ctx, found)
-        return self.reorder.run(ctx, found)
+        return self.reorder.demotions(ctx, found)
 
     def passage_vectors(self, texts: list[str]) -> np.ndarray:
         return self.vectors.passages(texts)

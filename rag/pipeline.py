@@ -1,7 +1,8 @@
 """Question → cited answer: the stages of rag.answering, run in order over one AnswerContext.
 
-rewrite → retrieve → fuse → rerank → feedback reorder (rag.candidates) → pool → evidence → gate → generate
-or extract → cite. Each stage is a small component with typed inputs and outputs; this module only runs them.
+rewrite → retrieve → fuse → rerank → feedback look-up (rag.candidates) → pool, the demotions applied to every
+draw (rag.pools) → evidence → gate → generate or extract → cite. Each stage is a small component with typed
+inputs and outputs; this module only runs them.
 
 The threading rule: the synchronous stages of one answer run one after another in one worker thread of that
 answer's own (rag.answering.worker; the retriever may search its dense index beside BM25 in its own pool
@@ -180,7 +181,7 @@ class AnswerPipeline:
     def _judge(self, ctx: AnswerContext) -> None:
         """Pool, evidence and gate stages (and the quotes of an extractive answer). In the worker."""
         extractive = self.generate is None
-        ctx.sources = self.pool.run(ctx)
+        ctx.candidates, ctx.sources = self.pool.run(ctx)
         if self._gate.wants_evidence(ctx, extractive):
             ctx.evidence = self.evidence.run(ctx)
         ctx.decision = self._gate.run(ctx)

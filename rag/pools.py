@@ -8,16 +8,22 @@ few of the other language, ranked by meaning alone: their dense cosine, less the
 questions in general in the asker's language (an English sentence naming a Chinese document is close
 to every Chinese question; rag.evidence does the same for sentences). Ranked so, the first day is the
 2nd English passage. In a knowledge base of one language nothing changes.
+
+Each such way of choosing is a draw: candidates ranked one way, of which the first few are taken. Feedback
+applies where the draws are joined (`joined`), to every draw alike: a passage people flagged as a wrong
+source for the question ranks lower in each, so no draw brings it back by its own measure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from rag.evidence import GENERAL_WEIGHT
+from rag.feedback import reorder
 from rag.languages import passage_language
 from rag.types import Chunk, Hit
 
@@ -28,23 +34,56 @@ Vectors = Callable[[Sequence[Chunk]], np.ndarray]  # the passages' indexed vecto
 General = Callable[[], np.ndarray]  # vectors of topic-free questions in the asker's language, one row each
 
 
-def answer_passages(language: str, hits: list[Hit], top_k: int, vectors: Vectors, general: General,
-                    other: int = OTHER_LANGUAGE) -> list[Chunk]:
-    """The top `top_k` passages of `hits` (best first), then up to `other` passages from the rest of `hits`
-    in another language than `language` (the question's), best by meaning first — only when `hits`
-    hold the question's language and another."""
-    chunks = [h.chunk for h in hits]
-    languages = [_language(c) for c in chunks]
+@dataclass(frozen=True)
+class Draw:
+    """Candidates ranked one way, best first, with the scores they are ranked by: the first `take` of them
+    join the answer's passages."""
+
+    hits: list[Hit]
+    scores: list[float]
+    take: int
+
+    def with_demotions(self, demotions: dict[str, float]) -> Draw:
+        """Ranked again with each passage's score lowered by its feedback demotion (rag.feedback.reorder)."""
+        if not any(hit.chunk.id in demotions for hit in self.hits):
+            return self
+        order, lowered = reorder(self.scores, [hit.chunk.id for hit in self.hits], demotions)
+        return Draw([self.hits[i] for i in order], [lowered[i] for i in order], self.take)
+
+
+def draws(language: str, hits: list[Hit], scores: list[float], top_k: int, vectors: Vectors, general: General,
+          other: int = OTHER_LANGUAGE) -> list[Draw]:
+    """The top `top_k` of `hits` (best first, ranked by `scores`), then — only when `hits` hold the question's
+    language (`language`) and another — up to `other` of them in another language, best by meaning."""
+    top = Draw(hits, scores, top_k)
+    languages = [_language(h.chunk) for h in hits]
     if other <= 0 or language not in languages or all(lang == language for lang in languages):
-        return chunks[:top_k]
-    top = chunks[:top_k]
-    rest = [n for n, lang in enumerate(languages) if lang != language]
-    dense = np.array([hits[n].scores.get("dense", 0.0) for n in rest])
-    closeness = (vectors([chunks[n] for n in rest]) @ general().T).mean(axis=1)
-    score = dense - GENERAL_WEIGHT * (closeness - closeness.mean())
-    best = [chunks[rest[i]] for i in np.argsort(-score, kind="stable")[:other]]
-    taken = {c.id for c in top}
-    return top + [c for c in best if c.id not in taken]
+        return [top]
+    rest = [hit for hit, lang in zip(hits, languages) if lang != language]
+    dense = np.array([hit.scores.get("dense", 0.0) for hit in rest])
+    closeness = (vectors([hit.chunk for hit in rest]) @ general().T).mean(axis=1)
+    meaning = dense - GENERAL_WEIGHT * (closeness - closeness.mean())
+    order = np.argsort(-meaning, kind="stable")
+    return [top, Draw([rest[i] for i in order], [float(meaning[i]) for i in order], other)]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """What joining the draws gave."""
+
+    draws: list[Draw]  # each ranked as feedback leaves it
+    passages: list[Chunk]  # the answer's passages: each draw's first `take` in turn, none twice
+
+
+def joined(drawn: list[Draw], demotions: dict[str, float]) -> Joined:
+    """The draws with `demotions` (chunk id → factor) applied to each, and the passages they give: the one
+    place feedback reaches the passages an answer is made from, whichever draw brings them."""
+    ranked = [draw.with_demotions(demotions) for draw in drawn]
+    passages: dict[str, Chunk] = {}
+    for draw in ranked:
+        for hit in draw.hits[: draw.take]:
+            passages.setdefault(hit.chunk.id, hit.chunk)
+    return Joined(ranked, list(passages.values()))
 
 
 @lru_cache(maxsize=65536)

@@ -17,6 +17,11 @@ PROJECT = Path(__file__).resolve().parent.parent
 DATASETS = PROJECT.parent / "shared" / "datasets"
 LAWREF = DATASETS / "lawref"
 HANDBOOK = PROJECT / "examples" / "handbook"
+# A question the handbook answers in both languages: the English policy's sentence and the Chinese rules' one
+LEAVE = "How many days of annual leave do I get?"
+ENTITLEMENT = ("Full-time employees receive 26 working days of paid annual leave per calendar year, "
+               "in addition to public holidays.")
+ENTITLEMENT_ZH = "员工入职满一年后享受带薪年休假。"
 
 
 @pytest.fixture(scope="session")

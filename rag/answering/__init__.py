@@ -1,7 +1,8 @@
 """The answer pipeline's stages, each a small component over one AnswerContext (context.py):
 
-rewrite → retrieve → fuse → rerank → feedback reorder → pool → evidence → gate → generate or extract → cite.
+rewrite → retrieve → fuse → rerank → feedback look-up → pool (the demotions applied to every draw) →
+evidence → gate → generate or extract → cite.
 
-rag.candidates runs the retrieval side (retrieve to feedback reorder), rag.pipeline the whole answer — and
+rag.candidates runs the retrieval side (retrieve to the feedback look-up), rag.pipeline the whole answer — and
 states the threading rule every stage follows: a blocking stage runs in the answer's worker thread
 (worker.py), only model calls and pure text handling on the event loop."""

@@ -1,5 +1,5 @@
 """Found candidates kept by index version, models and settings: a question asked again skips retrieval and
-reranking (never the feedback reorder, so that votes take effect at once)."""
+reranking (never the feedback look-up, so that votes take effect at once)."""
 
 from __future__ import annotations
 

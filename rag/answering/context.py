@@ -21,7 +21,19 @@ class Candidates:
     rerank_scores: list[float] | None = None  # aligned with hits when a reranker scored them
     order: str = "fused"  # "reranker:<model>" or "fused"
     cached: bool = False  # read from the candidate cache, not searched afresh
-    demoted: list[str] = field(default_factory=list)  # chunk ids users flagged for similar questions
+    # chunk id -> score factor of the passages people flagged as wrong for similar questions (rag.feedback);
+    # applied where the answer's passages are drawn (rag.pools.joined)
+    demotions: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ranking_scores(self) -> list[float]:
+        """The scores the hits are ranked by: the reranker's when it scored them, else the fused ones."""
+        return self.rerank_scores if self.rerank_scores is not None else [h.score for h in self.hits]
+
+    @property
+    def demoted(self) -> list[str]:
+        """The ids of the hits people flagged for similar questions."""
+        return [h.chunk.id for h in self.hits if h.chunk.id in self.demotions]
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Pool stage: the passages the answer is made from — the top ones, joined by the other language's best
-when the candidates hold both (rag.pools)."""
+when the candidates hold both — with the feedback demotions applied to each draw (rag.pools)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import time
 
 import numpy as np
 
-from rag.answering.context import AnswerContext
+from rag.answering.context import AnswerContext, Candidates
+from rag.answering.reorder import ordered_as
 from rag.answering.vectors import Vectors
 from rag.evidence import GENERAL_QUESTIONS
 from rag.languages import detect_language
-from rag.pools import answer_passages
+from rag.pools import draws, joined
 from rag.types import Chunk
 
 
@@ -20,8 +21,9 @@ class Pool:
         self.vectors = vectors
         self.top_k = top_k
 
-    def run(self, ctx: AnswerContext) -> list[Chunk]:
-        """Blocking: the index's vectors, and the embedded model for topic-free questions (cached)."""
+    def run(self, ctx: AnswerContext) -> tuple[Candidates, list[Chunk]]:
+        """The candidates as feedback ranks them, and the answer's passages. Blocking: the index's vectors,
+        and the embedded model for topic-free questions (cached)."""
         began = time.perf_counter()
         language = detect_language(ctx.question)
         index = ctx.index
@@ -33,6 +35,8 @@ class Pool:
         def vectors(chunks) -> np.ndarray:
             return np.vstack([index.vector(c.id) for c in chunks])
 
-        sources = answer_passages(language, ctx.hits, self.top_k, vectors, general)
+        found = ctx.candidates or Candidates([])
+        drawn = draws(language, found.hits, found.ranking_scores, self.top_k, vectors, general)
+        pooled = joined(drawn, found.demotions)
         ctx.took("pool", began)
-        return sources
+        return ordered_as(found, pooled.draws[0]), pooled.passages

@@ -9,26 +9,34 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.feedback import ANSWER, CitedChunk, citation_target
-from tests.conftest import HANDBOOK, cli_env
+from tests.conftest import ENTITLEMENT, ENTITLEMENT_ZH, HANDBOOK, LEAVE, cli_env
+from tests.fakes.openai_server import FakeOpenAIServer, quoting
 
 
-def run(data_dir: Path, feedback_db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(data_dir: Path, feedback_db: Path, *args: str, env: dict[str, str] | None = None,
+        ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([sys.executable, "-m", "ai_employee.cli", *args],
-                            env=cli_env(data_dir) | {"AIE_FEEDBACK_DB": str(feedback_db)},
+                            env=cli_env(data_dir) | {"AIE_FEEDBACK_DB": str(feedback_db)} | (env or {}),
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
     return result
 
 
 @pytest.fixture(scope="module")
-def voted(shared_data_dir, tmp_path_factory):
-    """The handbook indexed, and votes as people would leave them in the bot."""
+def handbook(shared_data_dir):
+    """The sample handbook, of English and Chinese documents, indexed."""
+    KnowledgeBase.default(Settings(data_dir=shared_data_dir, _env_file=None)).refresh([HANDBOOK])
+    return shared_data_dir
+
+
+@pytest.fixture(scope="module")
+def voted(handbook, tmp_path_factory):
+    """Votes on the handbook's answers as people would leave them in the bot."""
     feedback_db = tmp_path_factory.mktemp("feedback") / "feedback.sqlite3"
-    kb = KnowledgeBase.default(Settings(data_dir=shared_data_dir, feedback_db=feedback_db, _env_file=None))
-    kb.refresh([HANDBOOK])
+    kb = KnowledgeBase.default(Settings(data_dir=handbook, feedback_db=feedback_db, _env_file=None))
 
     def answer(question: str, chunks) -> str:
         cited = [CitedChunk(c.id, c.file, c.title, c.text) for c in chunks]
@@ -48,7 +56,7 @@ def voted(shared_data_dir, tmp_path_factory):
     kb.feedback.vote(down, "U4", ANSWER, -1, "C1")
     kb.feedback.set_reason(down, "U4", "wrong source", "that is the hotel rule")
     kb.feedback.close()
-    return shared_data_dir, feedback_db, good, top, wrong
+    return handbook, feedback_db, good, top, wrong
 
 
 def test_adjustments_list_what_the_votes_do_and_undo_ends_it(voted):
@@ -81,3 +89,59 @@ def test_the_votes_become_an_evaluation_set_that_eval_reads(voted, tmp_path):
     results = [json.loads(line) for line in Path(ranked["results"]).read_text(encoding="utf-8").splitlines()]
     laptop = next(r for r in results if r["id"] == rows["What do I do if I lose my laptop?"]["id"])
     assert laptop["results"][0]["text"] != top.text, "the passage two people flagged no longer comes first"
+
+
+
+def ask_in_channel(data: Path, db: Path, *options: str, env: dict[str, str] | None = None) -> str:
+    """`ask LEAVE --channel C0GENERAL` as an operator runs it: what it prints."""
+    return run(data, db, "ask", LEAVE, "--channel", "C0GENERAL", *options, env=env).stdout
+
+
+def location(citation: dict) -> str:
+    """Where a citation of `ask --json` comes from, as its footnote says it."""
+    return citation["footnote"].split(" ", 1)[1]
+
+
+def flagged_by_two(data: Path, db: Path, shown: dict, marker: int) -> dict:
+    """`shown` (the JSON of `ask --json`) recorded as the bot records an answer it posted, and its footnote
+    [marker] flagged "this source is wrong" by two people; that footnote's citation."""
+    kb = KnowledgeBase.default(Settings(data_dir=data, feedback_db=db, _env_file=None))
+    cited = [CitedChunk(c["chunk"]["id"], c["chunk"]["file"], location(c), c["chunk"]["text"],
+                        c["chunk"]["title"], c["chunk"]["url"]) for c in shown["citations"]]
+    vector = make_pipeline(kb).finder.query_vector(shown["question"], shown["index_version"])
+    answer_id = kb.feedback.record_answer(shown["question"], shown["text"], cited, shown["index_version"],
+                                          "C0GENERAL", "U0ASKER", vector)
+    for user in ("U0PLAIN01", "U0PLAIN02"):
+        kb.feedback.vote(answer_id, user, citation_target(marker), -1, "C0GENERAL")
+    kb.feedback.close()
+    return shown["citations"][marker - 1]
+
+
+def test_a_chinese_passage_two_people_flagged_is_not_quoted_again(handbook, tmp_path):
+    """Footnote [2] quotes the Chinese leave rules under the English policy's 26 days. Flagged by two people
+    and listed as demoted, it was quoted again: the other language's best passages, joined by meaning alone,
+    brought it back."""
+    db = tmp_path / "feedback.sqlite3"
+    shown = json.loads(ask_in_channel(handbook, db, "--json"))
+    flagged = flagged_by_two(handbook, db, shown, 2)
+    assert flagged["chunk"]["file"] == "年假与请假制度.md" and ENTITLEMENT_ZH in shown["text"]
+    listed = json.loads(run(handbook, db, "feedback", "adjustments", "--json").stdout)
+    assert [(a["chunk_id"], a["status"]) for a in listed] == [(flagged["chunk"]["id"], "demoted")]
+
+    again = ask_in_channel(handbook, db)
+    assert ENTITLEMENT in again, "the English policy still answers"
+    assert ENTITLEMENT_ZH not in again and location(flagged) not in again
+
+
+def test_a_passage_two_people_flagged_is_not_given_to_the_answer_model_again(handbook, tmp_path):
+    db = tmp_path / "feedback.sqlite3"
+    with FakeOpenAIServer() as model:
+        model.script.stream_fn = quoting(ENTITLEMENT, ENTITLEMENT_ZH)
+        env = {"AIE_ANSWER_BASE_URL": model.base_url, "AIE_ANSWER_MODEL": "m"}
+        shown = json.loads(ask_in_channel(handbook, db, "--json", env=env))
+        flagged = flagged_by_two(handbook, db, shown, 2)
+        again = ask_in_channel(handbook, db, env=env)
+        first, second = (str(r["body"]["messages"]) for r in model.requests_to("/chat/completions"))
+    assert flagged["chunk"]["file"] == "年假与请假制度.md" and ENTITLEMENT_ZH in first
+    assert ENTITLEMENT_ZH not in second, "the flagged passage is not among the sources the model reads"
+    assert ENTITLEMENT in again and location(flagged) not in again

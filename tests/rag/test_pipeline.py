@@ -12,7 +12,7 @@ import pytest
 from ai_employee.wiring import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.types import Answer
-from tests.conftest import HANDBOOK, build
+from tests.conftest import ENTITLEMENT, ENTITLEMENT_ZH, HANDBOOK, LEAVE, build
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PERMISSIVE_GATE = {"gate_threshold": 0.85}
@@ -233,6 +233,23 @@ def test_a_flagged_passage_moves_down_under_a_reranker_that_scores_below_zero(ha
     flagged = first.sources[0]
     assert "laptop" in flagged.text.lower()
     assert again.sources[0].id != flagged.id, "two people flagged it: it ranks lower, not higher"
+
+
+@pytest.mark.parametrize("question, said", [(LEAVE, ENTITLEMENT_ZH), ("我每年有几天年假？", ENTITLEMENT)])
+def test_a_flagged_passage_of_the_other_language_is_not_joined_to_the_answer_again(handbook, question, said):
+    """The other language's best passages, chosen by meaning, join the top ones: they brought back a passage
+    two people flagged, for an English question and for a Chinese one alike."""
+    pipeline = pipeline_for(handbook, gate_threshold=0.8)
+
+    async def flagged_and_asked_again():
+        _, first = await collect(pipeline, question)
+        passage = next(s for s in first.sources if said in s.text)
+        flag(pipeline, first, passage)
+        return passage, (await collect(pipeline, question))[1]
+
+    passage, again = asyncio.run(flagged_and_asked_again())
+    assert passage.id not in [s.id for s in again.sources]
+    assert said not in again.text
 
 
 def test_a_question_over_the_limit_gets_a_clear_message_and_no_search(handbook):

@@ -3,8 +3,11 @@ cited passages, and what those votes do to the next answer."""
 
 from __future__ import annotations
 
-from tests.bot.harness import wait_for
+from tests.bot.harness import start_bot, wait_for
+from tests.bot.slack.test_bot import block_texts
 from tests.bot.slack_ui import ask, open_source, submit, thumbs, view_text, vote_on_source
+from tests.conftest import ENTITLEMENT, ENTITLEMENT_ZH, LEAVE
+from tests.fakes.openai_server import FakeOpenAIServer, quoting
 from tests.fakes.slack_api import view_problems
 
 REASON_LABELS = ["Wrong source", "Outdated", "Incomplete", "Other"]
@@ -108,3 +111,47 @@ def test_an_admins_single_flag_demotes_and_a_members_does_not(bot, slack):
     # The admin check is cached: a second vote by the owner does not ask users.info again.
     vote_on_source(bot, slack, message, 1, "U0OWNER01", helped=True)
     assert [c.args["user"] for c in slack.calls_to("users.info")].count("U0OWNER01") == 1
+
+
+def flag_the_second_footnote(bot, slack, message: dict, answer_id: str):
+    """Two people press "This source is wrong" on footnote [2] of `message`; the passage it cited."""
+    flagged = bot.services.feedback.answer(answer_id).citations[1]
+    for user in ("U0PLAIN01", "U0PLAIN02"):
+        vote_on_source(bot, slack, message, 2, user, helped=False)
+    [demoted] = bot.services.adjuster.adjustments()
+    assert (demoted.chunk_id, demoted.status) == (flagged.chunk_id, "demoted")
+    return flagged
+
+
+def test_a_chinese_passage_two_people_flagged_is_not_quoted_again_for_the_english_question(bot, slack):
+    """Footnote [2] quotes the Chinese leave rules under the English policy's 26 days. Flagged by two people,
+    it was quoted again all the same, from the other language's best passages (joined by meaning alone)."""
+    message, answer_id = ask(bot, slack, LEAVE)
+    assert ENTITLEMENT_ZH in block_texts(message["blocks"])
+    flagged = flag_the_second_footnote(bot, slack, message, answer_id)
+    assert flagged.file == "年假与请假制度.md"
+
+    again, _ = ask(bot, slack, LEAVE, user="U0OWNER01")
+    shown = block_texts(again["blocks"])
+    assert ENTITLEMENT in shown, "the English policy still answers"
+    assert ENTITLEMENT_ZH not in shown and flagged.location not in shown
+
+
+def test_a_passage_two_people_flagged_is_not_given_to_the_answer_model_again(handbook_index, slack, tmp_path):
+    data_dir, index_dir = handbook_index
+    with FakeOpenAIServer() as model:
+        model.script.stream_fn = quoting(ENTITLEMENT, ENTITLEMENT_ZH)
+        bot = start_bot(data_dir, index_dir, slack.base_url, gate_threshold=0.85,
+                        feedback_db=tmp_path / "feedback.sqlite3", answer_base_url=model.base_url,
+                        answer_model="m")
+        try:
+            message, answer_id = ask(bot, slack, LEAVE)
+            flagged = flag_the_second_footnote(bot, slack, message, answer_id)
+            again, _ = ask(bot, slack, LEAVE, user="U0OWNER01")
+        finally:
+            bot.stop()
+        first, second = (str(r["body"]["messages"]) for r in model.requests_to("/chat/completions"))
+    assert flagged.file == "年假与请假制度.md" and ENTITLEMENT_ZH in first
+    assert ENTITLEMENT_ZH not in second, "the flagged passage is not among the sources the model reads"
+    shown = block_texts(again["blocks"])
+    assert ENTITLEMENT in shown and flagged.location not in shown

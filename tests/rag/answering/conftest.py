@@ -55,5 +55,5 @@ def found(finder: CandidateFinder, question: str, **fields) -> AnswerContext:
 def pooled(pipeline: AnswerPipeline, question: str, **fields) -> AnswerContext:
     """... and the passages its answer is made from."""
     ctx = found(pipeline.finder, question, **fields)
-    ctx.sources = pipeline.pool.run(ctx)
+    ctx.candidates, ctx.sources = pipeline.pool.run(ctx)
     return ctx

@@ -7,7 +7,7 @@ from tests.rag.answering.conftest import found
 def test_a_chinese_question_gets_the_top_passages_and_the_best_english_ones(handbook):
     pipeline = handbook.pipeline()
     ctx = found(pipeline.finder, "办公室几点关门？")
-    sources = pipeline.pool.run(ctx)
+    _, sources = pipeline.pool.run(ctx)
     top = [h.chunk for h in ctx.hits[: pipeline.config.top_k]]
     assert sources[: len(top)] == top and "pool" in ctx.timings
     joined = sources[len(top):]
