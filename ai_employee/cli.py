@@ -510,6 +510,7 @@ def serve(
 ) -> None:
     """Run the bot in Slack (SLACK_* set) and/or Microsoft Teams (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__* set)."""
     from ai_employee.wiring import make_bot
+    from bot.connections import HttpLimits
     from bot.core.config import ChatSettings
     from bot.core.logs import configure
     from bot.core.scopes import ScopesFileError, load_scopes
@@ -532,7 +533,7 @@ def serve(
     anonymous = teams.configured and teams.anonymous_allowed
     if host is None:
         host = ANONYMOUS_HOST if anonymous else "0.0.0.0"
-    chat = ChatSettings()
+    chat, limits = ChatSettings(), HttpLimits()
     try:
         load_scopes(chat.scopes_file)  # before anything is loaded: a mistake there is all the output
     except ScopesFileError as exc:
@@ -555,9 +556,10 @@ def serve(
     if socket_mode and bot.slack_app is not None:
         # Slack's events come over the socket, so /slack/events is not served; /health (and Teams) stay on HTTP.
         app_token = slack.slack_app_token.get_secret_value()
-        asyncio.run(serve_socket_mode(bot.slack_app, app_token, bot.web_app(slack_events=False), host, port))
+        asyncio.run(serve_socket_mode(bot.slack_app, app_token, bot.web_app(slack_events=False), host, port,
+                                      limits))
     else:
-        asyncio.run(serve_http(bot.web_app(), host, port, what))
+        asyncio.run(serve_http(bot.web_app(), host, port, what, limits))
 
 
 def _verified(slack, teams):

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from bot.connections import ConnectionGuard, GuardedSite, HttpLimits, open_file_limit
+
 _log = logging.getLogger(__name__)
 
 Routes = Callable[[web.Application], None]  # a surface adds its endpoints
@@ -57,11 +59,23 @@ async def _call(hook: Callable[[], None]) -> None:
     hook()
 
 
-async def serve_http(application: web.Application, host: str, port: int, what: str) -> None:
-    runner = web.AppRunner(application)
+async def _start(application: web.Application, host: str, port: int, limits: HttpLimits) -> web.AppRunner:
+    """`application` listening on host:port, its connections kept within `limits`."""
+    files = open_file_limit()
+    guard = ConnectionGuard(limits, files)
+    if guard.cap < limits.max_connections:
+        _log.warning("at most %d connections at once, not AIE_MAX_CONNECTIONS=%d: the process may open %d files "
+                     "(raise its limit, e.g. ulimit -n)", guard.cap, limits.max_connections, files)
+    application.middlewares.append(guard.middleware)
+    # lingering_time=0: a request whose body is not read to its end (too slow, too large) closes its connection
+    runner = web.AppRunner(application, lingering_time=0)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await GuardedSite(runner, host, port, guard).start()
+    return runner
+
+
+async def serve_http(application: web.Application, host: str, port: int, what: str, limits: HttpLimits) -> None:
+    runner = await _start(application, host, port, limits)
     _log.info("serving %s on http://%s:%d (/health, /ready, /metrics)", what, host, port)
     try:
         await asyncio.Event().wait()
@@ -69,12 +83,11 @@ async def serve_http(application: web.Application, host: str, port: int, what: s
         await runner.cleanup()
 
 
-async def serve_socket_mode(slack_app, app_token: str, application: web.Application, host: str, port: int) -> None:
+async def serve_socket_mode(slack_app, app_token: str, application: web.Application, host: str, port: int,
+                            limits: HttpLimits) -> None:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
-    runner = web.AppRunner(application)  # the health endpoint (and Teams, if configured) stay on HTTP
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    runner = await _start(application, host, port, limits)  # the health endpoint (and Teams, if configured) stay on HTTP
     _log.info("connecting to Slack with Socket Mode (/health, /ready, /metrics on http://%s:%d)", host, port)
     try:
         await AsyncSocketModeHandler(slack_app, app_token).start_async()

@@ -8,6 +8,7 @@ import re
 
 import yaml
 
+from bot.connections import HttpLimits
 from bot.core.config import ChatSettings
 from bot.slack.config import SlackSettings
 from bot.teams.config import TeamsSettings
@@ -24,7 +25,7 @@ def compose() -> dict:
 def known_variables() -> set[str]:
     """Every environment variable the application reads."""
     names = {"AIE_LOG_LEVEL", "REDIS_URL", "PORT"}
-    for settings in (Settings, SlackSettings, TeamsSettings, ChatSettings):
+    for settings in (Settings, SlackSettings, TeamsSettings, ChatSettings, HttpLimits):
         prefix = settings.model_config.get("env_prefix", "")
         for name, field in settings.model_fields.items():
             alias = field.validation_alias

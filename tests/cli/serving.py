@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -25,16 +26,17 @@ def serve_env(data_dir: Path, **variables: str) -> dict[str, str]:
 
 
 class Served:
-    """`serve` started with `args`; `url` is where it answers on 127.0.0.1."""
+    """`serve` started with `args`; `url` is where it answers on 127.0.0.1. `open_files`: the most files the
+    process may open (its RLIMIT_NOFILE, soft and hard)."""
 
-    def __init__(self, env: dict[str, str], workdir: Path, *args: str) -> None:
+    def __init__(self, env: dict[str, str], workdir: Path, *args: str, open_files: int | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = workdir / "serve.log"
         with open(self.log, "w") as out:  # cwd: no developer's .env is read
             self.process = subprocess.Popen([sys.executable, "-m", "ai_employee.cli", "serve", "--port",
                                              str(self.port), *args], env=env, cwd=workdir, stdout=out,
-                                            stderr=subprocess.STDOUT)
+                                            stderr=subprocess.STDOUT, preexec_fn=_limit_files(open_files))
 
     def __enter__(self) -> Served:
         try:
@@ -60,6 +62,12 @@ class Served:
 
     def stop(self) -> None:
         stop_process(self.process, 20)
+
+
+def _limit_files(most: int | None):
+    if most is None:
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
 
 
 def refused(env: dict[str, str], workdir: Path, *args: str) -> subprocess.CompletedProcess:
