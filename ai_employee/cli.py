@@ -51,6 +51,11 @@ def _setup_logging() -> None:
     quiet_libraries()
 
 
+def _index_in_use(kb: KnowledgeBase) -> str:
+    version = kb.store.current_version()
+    return f"the index in use is unchanged (snapshot {version})" if version else "there is no index yet"
+
+
 def _print_report(report: IndexReport) -> None:
     if report.up_to_date:
         stdout.print(f"[green]Index is up to date[/] (snapshot {report.version}, {report.chunks} chunks)")
@@ -127,6 +132,7 @@ def index(
     PATH on an index of other folders: --add adds it, --replace indexes it alone.
     """
     from rag.index.discovery import read_exclude_file
+    from rag.storage import full_disk, out_of_space
 
     kb = knowledge_base()
     if add and replace:
@@ -156,7 +162,11 @@ def index(
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else None
         report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+    except Exception as exc:
+        if out_of_space(exc, kb.settings.data_dir):
+            fail(f"{full_disk(kb.settings.data_dir)}: nothing was indexed, {_index_in_use(kb)}")
+        if not isinstance(exc, (ValueError, FileNotFoundError, RuntimeError)):
+            raise
         fail(str(exc))
     if as_json:
         print_json(report.to_dict())
@@ -419,6 +429,9 @@ async def _ask(kb: KnowledgeBase, question: str, stream: bool, scope: Scope | No
     from rag.types import EVERYTHING, Answer
 
     pipeline = make_pipeline(kb)
+    if problem := kb.feedback.read_only or kb.work_cache.read_only:  # the disk is full
+        stderr.print(f"warning: {problem}: answering from what is saved there, nothing new is kept", style="yellow",
+                     markup=False, highlight=False)
     streamed: list[str] = []
     final: Answer | None = None
     async for item in pipeline.answer(question, scope=scope or EVERYTHING):

@@ -35,6 +35,7 @@ class Served:
     redis: bool  # whether Redis is configured (then /ready needs it reachable)
     versions: VersionChannel | None  # where other replicas announce new versions (None without Redis)
     sync_every: tuple[float, ...] = ()  # the declared sources' intervals in seconds (0: not scheduled)
+    unwritable: Callable[[], str | None] = lambda: None  # why votes and scope changes cannot be saved now
 
 
 class IndexLoader:
@@ -103,7 +104,10 @@ def make_operations(served: Served, services: CoreServices, credentials: Credent
         redis: dict = {"configured": served.redis}
         if served.redis:
             redis["reachable"] = bool(getattr(cache, "check", lambda: False)())  # and /health says so
-        return loaded is not None and redis.get("reachable", True), {"index": index, "redis": redis}
+        problem = served.unwritable()  # e.g. the disk is full
+        storage: dict = {"writable": problem is None} | ({"reason": problem} if problem else {})
+        ok = loaded is not None and redis.get("reachable", True) and problem is None
+        return ok, {"index": index, "redis": redis, "storage": storage}
 
     async def ready() -> tuple[bool, dict]:
         ok, details = await asyncio.to_thread(readiness)
@@ -117,6 +121,9 @@ def make_operations(served: Served, services: CoreServices, credentials: Credent
 
     def start() -> None:  # on the event loop, as the server starts
         loader.start()
+        if problem := served.unwritable():
+            _log.warning("%s: answers are not kept for feedback, votes and scope changes cannot be saved, and "
+                         "/ready answers 503 until there is room", problem)
         if served.versions is not None:
             served.versions.watch(loader.switch, stop)
         if services.sources is not None:

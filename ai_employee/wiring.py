@@ -392,13 +392,15 @@ def make_bot(kb: KnowledgeBase, slack: SlackSettings | None = None, teams: Teams
     from ai_employee.operations import Served, make_operations
     from bot.core.assistant import Assistant
     from bot.core.config import ChatSettings
+    from rag.storage import unwritable
 
     chat = chat or ChatSettings()
     scopes = make_scopes(kb, chat)  # first: a wrong scopes file stops the start before anything is loaded
     pipeline = make_pipeline(kb)
     services = make_core(kb, chat, pipeline, scopes)
+    stores = [kb.feedback, kb.work_cache, *([scopes.overrides] if scopes.overrides is not None else [])]
     served = Served(kb.retriever, kb.store.current_version, pipeline.cache, bool(kb.settings.redis_url), kb.versions,
-                    tuple(source.every for source in kb.sources))
+                    tuple(source.every for source in kb.sources), lambda: unwritable(stores, kb.settings.data_dir))
     bot = Bot(services, Assistant(services), make_operations(served, services, credentials))
     if slack is not None:
         from bot.slack.admins import SlackAdmins, admin_teller

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 import numpy as np
 
 from cache import Cache, cache_key
 from rag.embedding.base import Embedder
 from rag.index.work_cache import WorkCache, text_key
 from rag.jargon import spelled_out
+from rag.storage import DiskFull
 
 
 class Vectors:
@@ -58,7 +61,8 @@ class Vectors:
             for text, vector in zip(missing, vectors):
                 self._keep(found, text, vector.tobytes())
             if self.work_cache is not None:
-                self.work_cache.put_vectors(model, [text_key(t) for t in missing], vectors)
+                with suppress(DiskFull):  # kept in the answer cache only: the answer goes on
+                    self.work_cache.put_vectors(model, [text_key(t) for t in missing], vectors)
         return np.vstack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
 
     def _keep(self, found: dict[str, bytes | None], text: str, vector: bytes) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from rag.storage import Database, Stored
 from rag.types import EVERYTHING, Scope
 
 ANSWER = "answer"
@@ -134,30 +135,18 @@ _ANSWER_COLUMNS = ("answer_id, question, answer, citations, index_version, chann
 _VOTE_COLUMNS = "answer_id, user, target, value, chunk_id, channel, updated, admin, reason, comment, platform"
 
 
-class FeedbackStore:
+class FeedbackStore(Stored):
     def __init__(self, path: Path, retention_days: float = 180, clock: Callable[[], float] = time.time) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.retention_days = retention_days  # 0 or less: keep everything
         self._clock = clock
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")  # a vote acknowledged is a vote kept
-        self._conn.executescript(_SCHEMA)
-        self._migrate()
+        self._db = Database(path, _prepare, timeout=10)  # on a full disk: read-only, and nothing is recorded
         self._lock = threading.Lock()
         self._prune_lock = threading.Lock()
         self._writes = 0  # this connection's own writes (SQLite's data_version counts only the others')
         self._last_prune = self._clock()
         self.on_vote: Callable[[str, int], None] | None = None  # told (target, value) of each vote recorded
         self.prune()
-
-    def _migrate(self) -> None:
-        for table, columns in _ADDED_COLUMNS.items():
-            present = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
-            for name, kind in columns.items():
-                if name not in present:
-                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
     @property
     def data_version(self) -> tuple[int, int]:
@@ -177,7 +166,7 @@ class FeedbackStore:
         answer_id = uuid.uuid4().hex
         blob = None if question_vector is None else np.asarray(question_vector, dtype=np.float32).tobytes()
         cited = json.dumps([asdict(c) for c in citations], ensure_ascii=False)
-        with self._lock:
+        with self._lock, self._db.writing():
             self._conn.execute(
                 "INSERT INTO answers (answer_id, question, answer, citations, index_version, channel, user, "
                 "created, question_vector, platform, scope, sources) "
@@ -195,7 +184,7 @@ class FeedbackStore:
 
         Runs in batches, each its own short transaction, so votes recorded meanwhile are not held up.
         """
-        if self.retention_days <= 0 or not self._prune_lock.acquire(blocking=False):
+        if self.retention_days <= 0 or self.read_only or not self._prune_lock.acquire(blocking=False):
             return 0
         try:
             cutoff = self._clock() - self.retention_days * 86400
@@ -244,7 +233,7 @@ class FeedbackStore:
             chunk_id = recorded.citations[marker - 1].chunk_id
         elif target != ANSWER:
             raise ValueError(f"unknown vote target {target!r}")
-        with self._lock:
+        with self._lock, self._db.writing():
             existed = self._conn.execute(
                 "SELECT 1 FROM votes WHERE answer_id = ? AND user = ? AND target = ?", (answer_id, user, target)
             ).fetchone()
@@ -268,7 +257,7 @@ class FeedbackStore:
         if reason not in REASONS:
             raise ValueError(f"reason must be one of {', '.join(REASONS)}")
         comment = (comment or "").strip()[:2000] or None
-        with self._lock:
+        with self._lock, self._db.writing():
             changed = self._conn.execute(
                 "UPDATE votes SET reason = ?, comment = ? WHERE answer_id = ? AND user = ? AND target = ? "
                 "AND value < 0", (reason, comment, answer_id, user, ANSWER)).rowcount
@@ -279,7 +268,7 @@ class FeedbackStore:
     def set_comment(self, answer_id: str, user: str, comment: str | None) -> None:
         """Attach a free-text comment to the user's 👍 or 👎 on an answer (its reason, if any, is kept)."""
         comment = (comment or "").strip()[:2000] or None
-        with self._lock:
+        with self._lock, self._db.writing():
             changed = self._conn.execute(
                 "UPDATE votes SET comment = ? WHERE answer_id = ? AND user = ? AND target = ?",
                 (comment, answer_id, user, ANSWER)).rowcount
@@ -311,7 +300,7 @@ class FeedbackStore:
     def record_verdict(self, chunk_id: str, action: str, user: str) -> None:
         if action not in ("confirm", "undo"):
             raise ValueError("a verdict is 'confirm' or 'undo'")
-        with self._lock:
+        with self._lock, self._db.writing():
             self._conn.execute("INSERT INTO overrides VALUES (?, ?, ?, ?)", (chunk_id, action, user, self._clock()))
             self._writes += 1
 
@@ -334,9 +323,16 @@ class FeedbackStore:
                         "citations": [asdict(c) for c in recorded.citations], "index_version": recorded.index_version})
         return out
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+
+def _prepare(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")  # a vote acknowledged is a vote kept
+    connection.executescript(_SCHEMA)
+    for table, columns in _ADDED_COLUMNS.items():  # columns added since the first release
+        present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in present:
+                connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 def _answer(row: tuple) -> RecordedAnswer:

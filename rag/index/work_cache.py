@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.storage import Database, Stored
+
 
 _TOKEN_SEP = "\x1f"
 
@@ -21,22 +23,10 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()[:16]
 
 
-class WorkCache:
+class WorkCache(Stored):
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings ("
-            " model TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
-            " PRIMARY KEY (model, key)) WITHOUT ROWID"
-        )
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS tokens ("
-            " tokenizer TEXT NOT NULL, key BLOB NOT NULL, tokens TEXT NOT NULL,"
-            " PRIMARY KEY (tokenizer, key)) WITHOUT ROWID"
-        )
+        self.path = path
+        self._db = Database(path, _prepare)  # on a full disk: read-only
         self._lock = threading.Lock()
 
     def get_vectors(self, model: str, keys: Iterable[bytes]) -> dict[bytes, np.ndarray]:
@@ -71,10 +61,16 @@ class WorkCache:
         return rows
 
     def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:
-        with self._lock:
+        """DiskFull when the disk has no room for `rows`."""
+        with self._lock, self._db.writing():
             self._conn.execute("BEGIN")
-            self._conn.executemany(sql, rows)
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.executemany(sql, rows)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
 
     def count(self, model: str | None = None) -> int:
         with self._lock:
@@ -82,6 +78,17 @@ class WorkCache:
                 return self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
             return self._conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+
+def _prepare(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS embeddings ("
+        " model TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
+        " PRIMARY KEY (model, key)) WITHOUT ROWID"
+    )
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS tokens ("
+        " tokenizer TEXT NOT NULL, key BLOB NOT NULL, tokens TEXT NOT NULL,"
+        " PRIMARY KEY (tokenizer, key)) WITHOUT ROWID"
+    )

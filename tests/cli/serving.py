@@ -7,6 +7,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -27,14 +28,15 @@ def serve_env(data_dir: Path, **variables: str) -> dict[str, str]:
 
 class Served:
     """`serve` started with `args`; `url` is where it answers on 127.0.0.1. `open_files`: the most files the
-    process may open (its RLIMIT_NOFILE, soft and hard)."""
+    process may open (its RLIMIT_NOFILE, soft and hard); `under`: a command it is run by (e.g. unshare)."""
 
-    def __init__(self, env: dict[str, str], workdir: Path, *args: str, open_files: int | None = None) -> None:
+    def __init__(self, env: dict[str, str], workdir: Path, *args: str, open_files: int | None = None,
+                 under: Sequence[str] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = workdir / "serve.log"
         with open(self.log, "w") as out:  # cwd: no developer's .env is read
-            self.process = subprocess.Popen([sys.executable, "-m", "ai_employee.cli", "serve", "--port",
+            self.process = subprocess.Popen([*under, sys.executable, "-m", "ai_employee.cli", "serve", "--port",
                                              str(self.port), *args], env=env, cwd=workdir, stdout=out,
                                             stderr=subprocess.STDOUT, preexec_fn=_limit_files(open_files))
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.storage import Database, Stored
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scope_overrides (
     platform TEXT NOT NULL, place TEXT NOT NULL, collections TEXT NOT NULL, user TEXT NOT NULL,
@@ -50,15 +52,11 @@ def _decode(text: str | None) -> frozenset[str] | None:
     return None if text is None else frozenset(json.loads(text))
 
 
-class ScopeOverrides:
+class ScopeOverrides(Stored):
     def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._clock = clock
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.executescript(_SCHEMA)
+        self._db = Database(path, _prepare, timeout=10)  # on a full disk: read-only, and no change is made
         self._lock = threading.Lock()
 
     def get(self, platform: str, place: str) -> ScopeOverride | None:
@@ -80,7 +78,7 @@ class ScopeOverrides:
 
     def _change(self, platform: str, place: str, new: frozenset[str] | None, user: str) -> ScopeOverride | None:
         now = self._clock()
-        with self._lock:
+        with self._lock, self._db.writing():
             self._conn.execute("BEGIN IMMEDIATE")  # read and write as one, across processes
             try:
                 old = self._current(platform, place)
@@ -111,6 +109,8 @@ class ScopeOverrides:
             rows = self._conn.execute(query + " ORDER BY changed, rowid", args).fetchall()
         return [AuditEntry(p, pl, u, c, _decode(o), _decode(n)) for p, pl, u, c, o, n in rows]
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+
+def _prepare(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    connection.executescript(_SCHEMA)
