@@ -4,13 +4,18 @@
         [--gate default|off] [--answerable-only] [--name answer_quality]
 
 Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, lawref-en-more, handbook,
-handbook-other, squad2-other, handbuch, trilingual, handbook-chat (and the -orig sets). Per set, of the answerable questions: recall@5 and
+handbook-other, squad2-other, handbuch, trilingual, handbook-chat (and the -orig sets), and the held-out
+corpora of benchmarks/corpora/ (clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh: run
+benchmarks/corpora.py first). Per set, of the answerable questions: recall@5 and
 recall@10 of the gold among the candidates the answer is made from (squad2 and lawref: the hit rule of
 ../shared/datasets/README.md; handbook: a passage of the gold file), the share of answers that are right —
 squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers` strings (case and spacing
 ignored); lawref, lawref-en: the citations include the gold article —, the share whose first quote alone is
-right (the excerpt a reader meets first, and its citation), how many sentences were quoted, how often the
-answer was a refusal (a false refusal) and the time to produce it. Where a set has unanswerable questions
+right (the excerpt a reader meets first, and its citation), the share whose citations name the gold document
+(every gold document, for a multi-document question; `partly_correct` counts those of its answers that hold
+one part), how many sentences were quoted, how often the answer was a refusal (a false refusal), how many
+opened with the near-miss banner ("The knowledge base does not mention …": on an answerable question, a false
+banner) and the time to produce it. Where a set has unanswerable questions
 (squad2's; lawref's refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the
 handbook's answerable=false rows), the share of them refused. With `--gate off` every question is answered
 (the evidence gate never refuses), which measures the extractive selection alone; `default` runs the gate as
@@ -60,6 +65,14 @@ def quoted_sentences(answer: Answer) -> int:
     return count
 
 
+def cites_gold(row: dict, answer: Answer) -> bool:
+    """The citations name the gold document: one of the row's gold files, or every one of them for a question
+    that needs more than one document (kind "multi-document")."""
+    gold = {g["file"] for g in row.get("gold", [])} | ({row["gold_file"]} if row.get("gold_file") else set())
+    cited = {c.chunk.file for c in answer.citations}
+    return gold <= cited if row.get("kind") == "multi-document" else bool(gold & cited)
+
+
 async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict]:
     out = []
     for n, row in enumerate(rows, 1):
@@ -70,6 +83,7 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                 final = item
         took = (time.perf_counter() - began) * 1000
         answerable = is_answerable(row)
+        answered = answerable and not final.refused
         # The candidates the answer was made from (served from the pipeline's cache: not timed).
         found = await pipeline.finder.find(row["question"], final.rewritten_query, final.index_version)
         top = found.hits[: max(RECALL_AT)]
@@ -78,8 +92,12 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                     **({"kind": row["kind"]} if "kind" in row else {}),
                     "refused": final.refused, "refusal_reason": final.refusal_reason,
                     "near_miss": bool(final.near_miss) and not final.refused,
-                    "correct": answerable and not final.refused and qset.judge(row, final),
-                    "first_correct": answerable and not final.refused and qset.judge(row, first_quote(final)),
+                    "correct": answered and qset.judge(row, final),
+                    "first_correct": answered and qset.judge(row, first_quote(final)),
+                    "cites_gold": answered and cites_gold(row, final),
+                    # A question asking for more than one thing: one of its parts answered
+                    **({"partly": answered and qset.judge({**row, "answers_all": []}, final)}
+                       if row.get("answers_all") else {}),
                     "gold_rank": rank if answerable else None,
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
                     "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text,
@@ -102,6 +120,9 @@ def summarise(rows: list[dict]) -> dict:
         "correct_when_answered": round(sum(r["correct"] for r in answered) / max(len(answered), 1), 4),
         # ... by the first quote alone: what the reader meets first answers the question
         "first_quote_correct": round(sum(r.get("first_correct", False) for r in rows) / n, 4),
+        "cites_gold": round(sum(r.get("cites_gold", False) for r in rows) / n, 4),
+        **({"partly_correct": sum(r["partly"] for r in rows if "partly" in r)}
+           if any("partly" in r for r in rows) else {}),
         "refused": round(1 - len(answered) / n, 4),
         "false_refusals": len(rows) - len(answered),
         "near_miss_notes": sum(r.get("near_miss", False) for r in rows),  # on answerable questions: false alarms
@@ -133,7 +154,8 @@ def report(judged: list[dict]) -> dict:
         for kind in kinds:
             rows = [r for r in judged if r.get("kind") == kind]
             done = [r for r in rows if r["answerable"]]
-            brief = ("questions", "recall@5", "recall@10", "correct", "false_refusals")
+            brief = ("questions", "recall@5", "recall@10", "correct", "cites_gold", "partly_correct",
+                     "false_refusals", "near_miss_notes")
             out["by_kind"][kind] = ({k: v for k, v in summarise(done).items() if k in brief}
                                     if done else summarise_unanswerable(rows))
     return out

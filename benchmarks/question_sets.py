@@ -30,6 +30,12 @@ answer and a retrieved passage are judged.
   trilingual examples/handbook and benchmarks/data/handbuch as one knowledge base of three languages (a
              China office, a German one and the global English rules): handbook's questions and handbuch's
              German ones, each judged by its own set's gold (an asker's own office's rule where it has one)
+  clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh
+             the held-out corpora of the broad evaluation (benchmarks/corpora/README.md): public knowledge bases
+             at a pinned commit, materialised outside the project by benchmarks/corpora.py, each with the
+             questions of benchmarks/corpora/NAME/questions.jsonl (colloquial, wording, cross-language,
+             multi-document and near-topic); an answer is right when its quotes hold a gold `answers` string
+             (every group of `answers_all`, where a row has one), a passage is the gold by the datasets' hit rule
 """
 
 from __future__ import annotations
@@ -41,14 +47,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchmarks.common import DATASETS, PROJECT
+from benchmarks.corpora import DEFAULT_CACHE, docs_dir, load_manifest
 from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
 from rag.markers import CANONICAL
 from rag.types import Answer, Chunk
 
+CORPORA = load_manifest()
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "lawref-en-more", "squad2-zh-orig",
              "lawref-en-orig", "lawref-en-more-orig", "handbook", "squad2-other", "handbook-other", "handbuch",
-             "trilingual", "handbook-chat")
+             "trilingual", "handbook-chat", *CORPORA)
 HANDBOOK_QUESTIONS = PROJECT / "benchmarks" / "data" / "handbook_questions.jsonl"
 HANDBOOK_OTHER = PROJECT / "benchmarks" / "data" / "handbook_questions_other.jsonl"
 SQUAD2_OTHER = PROJECT / "benchmarks" / "data" / "squad2_questions_other.jsonl"
@@ -130,6 +138,13 @@ def handbook_judge(row: dict, answer: Answer) -> bool:
     return any(_SPACE.sub("", a).lower() in quoted for a in row.get("answers", []) if a.strip())
 
 
+def corpus_judge(row: dict, answer: Answer) -> bool:
+    """handbook_judge, and for a row that asks for more than one thing (`answers_all`: a list of groups of
+    acceptable strings), a string of every group in the quotes."""
+    groups = row.get("answers_all") or [row.get("answers", [])]
+    return all(handbook_judge({"answers": group}, answer) for group in groups)
+
+
 def gold_passage(row: dict, chunk: Chunk) -> bool:
     return any(is_hit(chunk.file, chunk.text, Gold(g["file"], g["text"])) for g in row.get("gold", []))
 
@@ -167,8 +182,18 @@ def _originals(folder: Path, translated: str) -> list[dict]:
     return [rows[i] if i in rows else rows[i.rsplit(":", 1)[0]] for i in ids]
 
 
+def _corpus_set(name: str, limit: int, unanswerable: bool) -> QuestionSet:
+    docs = docs_dir(name, DEFAULT_CACHE)
+    if not docs.is_dir():
+        raise ValueError(f"corpus {name} is not at {docs}: run benchmarks/corpora.py --corpora {name} first")
+    rows = _written(load_rows(PROJECT / "benchmarks" / "corpora" / name / "questions.jsonl"), limit, unanswerable)
+    return QuestionSet(name, [Part(docs, docs, (), rows)], corpus_judge, gold_passage)
+
+
 def load_set(name: str, limit: int = 0, unanswerable: bool = True) -> QuestionSet:
     """`limit`: at most that many answerable (and that many unanswerable) questions."""
+    if name in CORPORA:
+        return _corpus_set(name, limit, unanswerable)
     if name in ("squad2-zh-orig", "lawref-en-orig"):
         folder = DATASETS / name.split("-")[0]
         translated = "questions-zh.jsonl" if name == "squad2-zh-orig" else "questions-en.jsonl"

@@ -1,6 +1,7 @@
 """The held-out corpora of the broad evaluation (benchmarks/corpora.py, benchmarks/corpora/): each corpus's
-questions hold the kinds they claim, every answer string is in the row's gold passage, and a corpus is
-materialised at its pinned commit (from a snapshot, else fetched) with its folder's Markdown only."""
+questions hold the kinds they claim, every answer string is in the row's gold passage, a corpus is
+materialised at its pinned commit (from a snapshot, else fetched) with its folder's Markdown only, and a
+multi-document question is answered only when both of its parts are."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks import corpora
+from benchmarks.answer_quality import cites_gold
 from benchmarks.corpora import Corpus, load_manifest, materialise, question_problems
+from benchmarks.question_sets import corpus_judge
+from rag.types import Answer, Chunk, Citation
 
 KINDS = {"colloquial": 10, "wording": 5, "cross-language": 8, "multi-document": 4, "near-topic": 8}
 
@@ -137,3 +141,34 @@ def test_question_problems_names_a_passage_not_in_the_text_and_a_term_that_is(up
     assert question_problems(corpus_at(first), tmp_path / "cache", tmp_path / "q") == [
         "acme-02: gold passage not in leave.md", "acme-03: 'Concur' is in team/travel.md"]
 
+
+def chunk(file: str, text: str) -> Chunk:
+    return Chunk(id=file, file=file, title="", heading_path=(), text=text, start=0, end=len(text), page=None,
+                 page_end=None, doc_version="", doc_date="")
+
+
+def quoting(*cited: tuple[str, str]) -> Answer:
+    text = "\n".join(f"> {quote} [{n}]" for n, (_, quote) in enumerate(cited, 1))
+    return Answer(question="q", text=text, refused=False, mode="extractive",
+                  citations=[Citation(n, chunk(file, quote)) for n, (file, quote) in enumerate(cited, 1)])
+
+
+MULTI = {"kind": "multi-document", "answers": ["15 days", "following Monday"],
+         "answers_all": [["15 days", "3 weeks"], ["following Monday"]],
+         "gold": [{"file": "vacation.md", "text": "…"}, {"file": "holidays.md", "text": "…"}]}
+
+
+def test_a_multi_document_answer_is_right_and_cites_the_gold_only_with_both_parts():
+    one_side = quoting(("vacation.md", "Clef offers 3 weeks (15 days) of paid vacation."))
+    both = quoting(("vacation.md", "Clef offers 3 weeks (15 days) of paid vacation."),
+                   ("holidays.md", "If it falls on a Sunday, it will be observed on the following Monday."))
+    assert not corpus_judge(MULTI, one_side) and not cites_gold(MULTI, one_side)
+    assert corpus_judge({**MULTI, "answers_all": []}, one_side)  # one part held: "partly"
+    assert corpus_judge(MULTI, both) and cites_gold(MULTI, both)
+
+
+def test_a_single_document_answer_cites_the_gold_when_it_names_any_gold_file():
+    row = {"kind": "colloquial", "answers": ["12 weeks"],
+           "gold": [{"file": "parent-leave.md", "text": "…"}, {"file": "offer-letter.md", "text": "…"}]}
+    assert cites_gold(row, quoting(("offer-letter.md", "12 weeks paid new parent leave")))
+    assert not cites_gold(row, quoting(("README.md", "* New Parent Leave")))
