@@ -15,8 +15,8 @@ Where the text comes from, in this order:
     where there is none the corpus is reported as missing, with the reason).
 
 With --check, each corpus's questions (benchmarks/corpora/NAME/questions.jsonl) are then checked against its
-text: every gold passage is in its file, an answerable row's `answers` (and each group of `answers_all`) in its
-gold passages, and no term a near-topic row lists in `checked_absent` anywhere in the corpus.
+text: every gold passage is in its file and holds one of the row's answer strings, each group of `answers_all`
+is in the row's gold passages, and no term a near-topic row lists in `checked_absent` anywhere in the corpus.
 
 CACHE: --cache, else $BENCH_CORPORA, else ~/.cache/ai-employee/corpora. MIRRORS: --mirrors, else the
 `.mirror` folder beside the project. Progress goes to stderr; with --json one JSON object (per corpus: its
@@ -165,6 +165,9 @@ def _row_problems(row: dict, texts: dict[str, str]) -> list[str]:
             [f"{where}: {term!r} is in {name}" for term, name in found]
     problems = [f"{where}: gold passage not in {g['file']}" for g in row["gold"]
                 if _squash(g["text"]) not in _squash(texts.get(g["file"], ""))]
+    accepted = row["answers"] + [a for group in row.get("answers_all", []) for a in group]
+    problems += [f"{where}: no answer string in its gold passage of {g['file']}" for g in row["gold"]
+                 if not any(_squash(a) in _squash(g["text"]) for a in accepted)]
     gold = _squash(" ".join(g["text"] for g in row["gold"]))
     for group in row.get("answers_all") or [row["answers"]]:
         if not any(_squash(a) in gold for a in group):

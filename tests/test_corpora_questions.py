@@ -48,14 +48,16 @@ def test_each_corpus_asks_every_kind_in_both_languages(name):
 
 
 @pytest.mark.parametrize("name", sorted(load_manifest()))
-def test_every_answer_is_in_the_gold_passages_and_near_topic_rows_have_none(name):
+def test_every_gold_passage_holds_an_answer_and_near_topic_rows_have_none(name):
     for row in questions(name):
         if not row["answerable"]:
             assert row["gold"] == [] and row["answers"] == [] and row["checked_absent"], row["id"]
             continue
         gold = squashed(" ".join(g["text"] for g in row["gold"]))
         assert row["gold"] and all(g["file"].endswith(".md") for g in row["gold"]), row["id"]
-        assert any(squashed(a) in gold for a in row["answers"]), row["id"]
+        accepted = row["answers"] + [a for group in row.get("answers_all", []) for a in group]
+        for passage in row["gold"]:  # a passage quoted alone can be judged right
+            assert any(squashed(a) in squashed(passage["text"]) for a in accepted), (row["id"], passage["file"])
         for group in row.get("answers_all", []):
             assert any(squashed(a) in gold for a in group), (row["id"], group)
         if row["kind"] == "multi-document":
