@@ -132,7 +132,7 @@ def sources_check(
 
     kb = _kb()
     try:
-        results = check_sources(kb.sources, StateStore(kb.sources_dir), names)
+        results = check_sources(kb.sources, StateStore(kb.sources_dir), names, connector=kb.connector)
     except UnknownSource as exc:
         fail(str(exc), code=2)
     if as_json:

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from rag.pipeline import AnswerPipeline
     from rag.retrieval import Retriever
     from rag.sources.readers import ReaderResolver
-    from rag.sources.sync import SyncReport
+    from rag.sources.base import Connector
+    from rag.sources.sync import Spec, SyncReport
     from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)
@@ -146,7 +147,14 @@ class KnowledgeBase:
 
         builder = self.builder(loader, by)
         return SourceSync(self.sources, StateStore(self.sources_dir), builder.build_sources,
-                          builder.lock, self.store.current_manifest, readers=self.readers)
+                          builder.lock, self.store.current_manifest, connector=self.connector, readers=self.readers)
+
+    def connector(self, spec: Spec, workdir: Path) -> Connector:
+        """A declared source's connector, with the limits the settings give (rag.sources.sync.make_connector)."""
+        from rag.sources.sync import make_connector
+        from rag.sources.web import WebLimits
+
+        return make_connector(spec, workdir, WebLimits(request_seconds=self.settings.web_request_timeout))
 
     @cached_property
     def readers(self) -> ReaderResolver | None:

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     max_file_mb: float = 50.0
     parse_memory_mb: int = 4096  # address space of the parser's child process; 0: no limit
 
+    # The web source (rag.sources.web): what one crawl may spend on one page.
+    web_request_timeout: float = 60.0  # seconds one request may take in all: connecting, headers and body
+
     # Chunking.
     chunk_min_chars: int = 300
     chunk_max_chars: int = 600

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
 from rag.index.snapshot import Manifest
@@ -24,14 +24,17 @@ from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSou
 from rag.sources.readers import ReaderResolver, chat_ids_only, unresolved
 from rag.sources.state import SourceState, StateStore
 
+if TYPE_CHECKING:
+    from rag.sources.web import WebLimits
+
 _log = logging.getLogger(__name__)
 Spec = FolderSource | GitSource | WebSource | ConfluenceSource
 UNEXPECTED = "something unexpected went wrong (the details are in the bot's log)"
 
 
-def make_connector(spec: Spec, workdir: Path) -> Connector:
+def make_connector(spec: Spec, workdir: Path, web: WebLimits | None = None) -> Connector:
     """The connector of a source's type (imported only when a source of that type is declared); `workdir`
-    is the folder it keeps between runs."""
+    is the folder it keeps between runs, `web` what a web source's crawl may spend (the defaults: None)."""
     if isinstance(spec, FolderSource):
         from rag.sources.folder import FolderConnector
 
@@ -41,9 +44,9 @@ def make_connector(spec: Spec, workdir: Path) -> Connector:
 
         return GitConnector(spec, workdir=workdir)
     if isinstance(spec, WebSource):
-        from rag.sources.web import WebConnector
+        from rag.sources.web import WebConnector, WebLimits
 
-        return WebConnector(spec)
+        return WebConnector(spec, limits=web or WebLimits())
     from rag.sources.confluence import ConfluenceConnector
 
     return ConfluenceConnector(spec)

@@ -30,7 +30,7 @@ from rag.parsing.metadata import normalize_date
 from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
 from rag.sources.config import WebSource
 from rag.sources.web_extract import read_page
-from rag.sources.web_http import TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable, shown
+from rag.sources.web_http import DEADLINE, TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable, shown
 from rag.sources.web_mirror import Mirror
 from rag.sources.web_site import GONE, Reached, Site
 from rag.sources.web_urls import CrawlBounds
@@ -46,6 +46,13 @@ _FILES = {
     "text/markdown": ".md",
 }
 _UNTYPED = {"", "application/octet-stream", "binary/octet-stream"}  # then the URL's suffix tells
+
+
+@dataclass(frozen=True)
+class WebLimits:
+    """What one crawl may spend on one page (the AIE_WEB_… settings)."""
+
+    request_seconds: float = DEADLINE  # one request, from connecting to the last byte of its answer
 
 
 @dataclass
@@ -64,7 +71,7 @@ class WebConnector:
     """A web source (see the module docstring)."""
 
     def __init__(self, spec: WebSource, env: Mapping[str, str] = os.environ, client: httpx.Client | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, limits: WebLimits = WebLimits()) -> None:
         self.spec = spec
         self.name = spec.name
         try:
@@ -74,6 +81,7 @@ class WebConnector:
         self._env = env
         self._client = client
         self._sleep = sleep
+        self._limits = limits
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         with self._site() as site:
@@ -105,17 +113,18 @@ class WebConnector:
             if not token:
                 raise SourceError(f"{self.spec.token_env} is not set (the token of {self.name})",
                                   variable=self.spec.token_env)
-        return _Session(self.spec, self.bounds, token, self._client, self._sleep)
+        return _Session(self.spec, self.bounds, token, self._client, self._sleep, self._limits)
 
 
 class _Session:
     """A Site with its Fetcher and, unless one was given, its own HTTP client, closed after."""
 
     def __init__(self, spec: WebSource, bounds: CrawlBounds, token: str | None, client: httpx.Client | None,
-                 sleep: Callable[[float], None]) -> None:
+                 sleep: Callable[[float], None], limits: WebLimits) -> None:
         self._own = client is None
         self._client = client or httpx.Client(timeout=TIMEOUT)
-        fetcher = Fetcher(site=bounds.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep)
+        fetcher = Fetcher(site=bounds.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep,
+                          deadline=limits.request_seconds)
         self.site = Site(spec, bounds, fetcher)
 
     def __enter__(self) -> Site:

@@ -1,11 +1,14 @@
 """The web source's HTTP: one request at a time, spaced by the source's delay, retried with backoff on
 5xx answers, timeouts and dropped connections (a 429 or 503 waits what its Retry-After asks, up to a
-minute), never following a redirect by itself, reading at most `max_bytes` of a body, counting every
-request, and sending the bearer token only to the source's own origin."""
+minute), never following a redirect by itself, reading at most `max_bytes` of a body, each request done
+within `deadline` seconds (connecting, headers and body: a server trickling its answer is not waited for
+longer, nor asked again), counting every request, and sending the bearer token only to the source's own
+origin."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +18,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 from tenacity import RetryCallState, Retrying, stop_after_attempt, wait_exponential
 
+from rag.sources.deadline import Overdue, within
 from rag.sources.web_urls import origin
 
 USER_AGENT = "ai-employee/0.1 (knowledge-base bot of AI employee; reads robots.txt)"
@@ -22,7 +26,8 @@ ROBOTS_AGENT = "ai-employee"  # the product token a robots.txt group names to ad
 RETRIED = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not waited for: the page is kept, the source says when
 MAX_BYTES = 50 * 1024 * 1024  # the indexer's own limit for one file
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)  # each wait for the next bytes
+DEADLINE = 60.0  # seconds one request may take in all (AIE_WEB_REQUEST_TIMEOUT)
 
 _log = logging.getLogger(__name__)
 
@@ -92,7 +97,8 @@ class Fetcher:
     """GET requests for one web source (see the module docstring)."""
 
     def __init__(self, *, site: str, token: str | None, delay: float, client: httpx.Client,
-                 sleep: Callable[[float], None] = time.sleep, attempts: int = 3, max_bytes: int = MAX_BYTES) -> None:
+                 sleep: Callable[[float], None] = time.sleep, attempts: int = 3, max_bytes: int = MAX_BYTES,
+                 deadline: float = DEADLINE) -> None:
         self.delay = delay
         self.calls = 0
         self._site = site  # the origin the token belongs to
@@ -100,6 +106,7 @@ class Fetcher:
         self._client = client
         self._sleep = sleep
         self._max_bytes = max_bytes
+        self._deadline = deadline
         self._last = float("-inf")
         self._backoff = wait_exponential(multiplier=0.5, min=0.5, max=10)
         self._attempts = attempts
@@ -128,25 +135,35 @@ class Fetcher:
             headers["Authorization"] = f"Bearer {self._token}"
         self.calls += 1
         try:
-            with self._client.stream("GET", url, headers=headers, follow_redirects=False) as response:
-                answer = Answer(url, response.status_code, response.headers, charset=response.charset_encoding)
-                if not response.is_redirect:
-                    self._read(response, answer)
-        except httpx.TimeoutException:
-            raise _Transient("timed out") from None
-        except httpx.TransportError as exc:
-            raise _Transient(f"connection failed ({exc.__class__.__name__})") from None
-        except httpx.HTTPError as exc:  # an undecodable body, a malformed URL: retrying will not help
-            raise Unreachable(f"unreadable answer ({exc.__class__.__name__})") from None
+            answer = within(self._deadline, lambda stop: self._exchange(url, headers, stop))
+        except Overdue:  # asked again, it would most likely take as long again
+            raise Unreachable(f"took longer than {self._deadline:g} s (AIE_WEB_REQUEST_TIMEOUT)") from None
         finally:
             self._last = time.monotonic()
         if answer.status in RETRIED:
             _log.info("web: %s answered %s", shown(url), answer.status)
         return answer
 
-    def _read(self, response: httpx.Response, answer: Answer) -> None:
+    def _exchange(self, url: str, headers: dict[str, str], stop: threading.Event) -> Answer:
+        """GET `url` and read its answer, until `stop` is set."""
+        try:
+            with self._client.stream("GET", url, headers=headers, follow_redirects=False) as response:
+                answer = Answer(url, response.status_code, response.headers, charset=response.charset_encoding)
+                if not response.is_redirect:
+                    self._read(response, answer, stop)
+                return answer
+        except httpx.TimeoutException:
+            raise _Transient("timed out") from None
+        except httpx.TransportError as exc:
+            raise _Transient(f"connection failed ({exc.__class__.__name__})") from None
+        except httpx.HTTPError as exc:  # an undecodable body, a malformed URL: retrying will not help
+            raise Unreachable(f"unreadable answer ({exc.__class__.__name__})") from None
+
+    def _read(self, response: httpx.Response, answer: Answer, stop: threading.Event) -> None:
         body = bytearray()
         for chunk in response.iter_bytes():
+            if stop.is_set():
+                return  # past the deadline: nobody waits for this answer any more
             body += chunk
             if len(body) > self._max_bytes:
                 answer.too_large = True

@@ -8,7 +8,7 @@ It answers GET as a web server does:
     protocol 0.9: a `<urlset>`, or with `sitemap="index"` a `<sitemapindex>` naming /sitemaps/pages.xml);
   * 404 for any other path; `fail(path, status)` makes a path answer a status instead (a 500, a 410, a 429
     with a Retry-After, RFC 9110 10.2.3), `redirect(path, to)` a 301 with a Location;
-  * `slow(path, seconds)` delays an answer;
+  * `slow(path, seconds)` delays an answer; `trickle(path, every)` sends its body a byte at a time;
   * with `token`, 401 and a `WWW-Authenticate: Bearer` challenge to a request without `Bearer {token}`.
 Every request is recorded (`hits`) with the headers the tests look at.
 """
@@ -86,6 +86,7 @@ class FakeWebsite(LocalServer):
         self._broken: dict[str, tuple[int, dict[str, str]]] = {}
         self._redirects: dict[str, str] = {}
         self._slow: dict[str, float] = {}
+        self._trickle: dict[str, float] = {}
         self._lock = threading.Lock()
         self._clock = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -126,6 +127,11 @@ class FakeWebsite(LocalServer):
         with self._lock:
             self._slow[path] = seconds
 
+    def trickle(self, path: str, every: float) -> None:
+        """`path` sends its answer's body one byte every `every` seconds: each wait is short, the answer long."""
+        with self._lock:
+            self._trickle[path] = every
+
     def redirect(self, path: str, to: str) -> None:
         with self._lock:
             self._redirects[path] = to
@@ -139,17 +145,19 @@ class FakeWebsite(LocalServer):
         with self._lock:
             return [h for h in self.hits if h.path != "/robots.txt" and "sitemap" not in h.path]
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.raw_path  # as sent, query included
         headers = request.headers
         with self._lock:
-            delay = self._slow.get(path, 0.0)
+            delay, every = self._slow.get(path, 0.0), self._trickle.get(path)
         if delay:
             await asyncio.sleep(delay)
         with self._lock:
             status, body, out = self._answer(path, headers)
             self.hits.append(Hit(path, status, headers.get("If-None-Match"), headers.get("If-Modified-Since"),
                                  headers.get("Authorization"), headers.get("User-Agent")))
+        if every is not None and status == 200:
+            return await _trickled(request, body, out, every)
         return web.Response(status=status, body=body if status != 304 else None, headers=out)
 
     def _answer(self, path: str, headers) -> tuple[int, bytes, dict[str, str]]:
@@ -179,6 +187,18 @@ class FakeWebsite(LocalServer):
                     f"<loc>{self.url}/sitemaps/pages.xml</loc></sitemap></sitemapindex>").encode()
         urls = "".join(f"<url><loc>{escape(self.url + p)}</loc></url>" for p in self.resources)
         return f'<?xml version="1.0" encoding="UTF-8"?><urlset {ns}>{urls}</urlset>'.encode()
+
+
+async def _trickled(request: web.Request, body: bytes, headers: dict[str, str], every: float) -> web.StreamResponse:
+    response = web.StreamResponse(status=200, headers={**headers, "Content-Length": str(len(body))})
+    await response.prepare(request)
+    try:
+        for i in range(len(body)):
+            await response.write(body[i : i + 1])
+            await asyncio.sleep(every)
+    except ConnectionError:  # the client gave up
+        pass
+    return response
 
 
 def _not_modified(resource: Resource, headers) -> bool:

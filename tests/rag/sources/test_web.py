@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 from pathlib import Path
 
 import httpx
@@ -15,7 +16,7 @@ from reportlab.pdfgen import canvas
 from rag.parsing.markdown import parse_markdown
 from rag.sources.base import DocumentMeta, SourceError
 from rag.sources.config import WebSource
-from rag.sources.web import WebConnector
+from rag.sources.web import WebConnector, WebLimits
 from tests.fakes.website import FOOTER, MENU, FakeWebsite, page
 
 ROBOTS = "User-agent: *\nDisallow: /docs/private/\n"
@@ -370,6 +371,23 @@ def test_a_page_that_times_out_keeps_its_last_good_copy(site, tmp_path):
         again = fetch(conn, tmp_path, first.state)
 
     assert again.kept == {"travel.md": "timed out"} and "travel.md" in again.documents
+    assert "Per diem" in files(tmp_path)["travel.md"].decode()
+
+
+def test_a_page_trickling_its_answer_is_given_up_at_the_deadline_and_keeps_its_last_good_copy(site, tmp_path):
+    """Each byte comes well within the read timeout; the answer as a whole would take ~25 s."""
+    spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0)
+    conn = WebConnector(spec, env={}, sleep=Sleeps(), limits=WebLimits(request_seconds=2))
+    first = fetch(conn, tmp_path)
+    site.put("/docs/travel", page("Travel policy", [("Per diem", "The daily allowance is 70 euros now.")]))
+    site.trickle("/docs/travel", 0.025)
+
+    began = time.monotonic()
+    again = fetch(conn, tmp_path, first.state)
+    took = time.monotonic() - began
+
+    assert again.kept == {"travel.md": "took longer than 2 s (AIE_WEB_REQUEST_TIMEOUT)"} and took < 4
+    assert len(site.hits_for("/docs/travel")) == 2, "asked once this time: it would take as long again"
     assert "Per diem" in files(tmp_path)["travel.md"].decode()
 
 
