@@ -1,7 +1,7 @@
 """The Confluence REST API v1 as the connector uses it, through the kept client (atlassian-python-api) for
-its session and authentication: every request counted, retried with backoff on 5xx and timeouts, a 429
-waited out for its Retry-After (capped), and every failure turned into one `SourceError` line that names
-what to fix and never the token."""
+its session and authentication: every request counted and done within a deadline, retried with backoff on
+5xx and timeouts, a 429 waited out for its Retry-After (capped), and every failure turned into one
+`SourceError` line that names what to fix and never the token."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from rag.sources.base import SourceError
 from rag.sources.config import ConfluenceSource
+from rag.sources.deadline import Overdue, within
 
 # The client logs each request as a curl line and each response body at DEBUG: restricted pages' text in the
 # logs of anyone who turns DEBUG on. (Its curl line shows its default headers only, not the session's
@@ -34,7 +35,8 @@ class Retry:
     attempts: int = 4  # per request, the first included
     backoff: float = 0.5  # seconds before the second attempt, doubling after each
     max_wait: float = 60.0  # the longest wait between attempts, a Retry-After's too
-    timeout: float = 30.0  # seconds for Confluence to answer one request
+    timeout: float = 30.0  # seconds Confluence may keep a request waiting for its next bytes
+    deadline: float = 120.0  # seconds one request may take in all, an attachment's download included
 
 
 class _Again(Exception):
@@ -110,7 +112,10 @@ class ConfluenceApi:
     def _once(self, url: str, what: str) -> requests.Response:
         self.calls += 1
         try:
-            response = self._client.get(url, absolute=True, advanced_mode=True)
+            response = within(self._retry.deadline, lambda _: self._client.get(url, absolute=True, advanced_mode=True))
+        except Overdue:  # not asked again: it would most likely take as long again
+            raise SourceError(f"Confluence took longer than {self._retry.deadline:g} s to answer for "
+                              f"{self.spec.name} ({what})", transient=True) from None
         except requests.Timeout:
             raise _Again(f"Confluence did not answer in {self._retry.timeout:g} s for {self.spec.name} "
                          f"({what})")

@@ -10,7 +10,8 @@ a wiki group): the sources file maps each wiki group to its chat groups' ids.
 
 A definite "no such user" is None; anything else that goes wrong raises LookupFailed with the error
 code or HTTP status (never a token), transient for a 5xx, a 429 or a network failure — tried again a few
-times first (Slack through slack_sdk's retry handlers, Graph waiting out a 429's Retry-After)."""
+times first (Slack through slack_sdk's retry handlers, Graph waiting out a 429's Retry-After). A call is
+given `deadline` seconds in all (the clients' timeouts bound each wait for the next bytes only)."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
+from rag.sources.deadline import Overdue, within
 from rag.sources.readers import LookupFailed
 
 _log = logging.getLogger(__name__)
 _SLACK_TRANSIENT = {"ratelimited", "service_unavailable", "fatal_error", "request_timeout", "internal_error"}
 _SLACK_SCOPES = {"lookupByEmail": "users:read.email"}
 MAX_WAIT = 30.0  # seconds: the longest a Graph lookup waits before trying again (a longer Retry-After fails it)
+DEADLINE = 30.0  # seconds one call may take in all (Slack's retries included)
 
 
 class SlackPeople:
@@ -38,7 +41,9 @@ class SlackPeople:
 
     name = "Slack"
 
-    def __init__(self, token: str, *, api_url: str = "https://slack.com/api/", timeout: float = 10.0) -> None:
+    def __init__(self, token: str, *, api_url: str = "https://slack.com/api/", timeout: float = 10.0,
+                 deadline: float = DEADLINE) -> None:
+        self._deadline = deadline
         self._client = WebClient(token=token, base_url=api_url, timeout=int(timeout), retry_handlers=[
             RateLimitErrorRetryHandler(max_retry_count=3), ConnectionErrorRetryHandler(max_retry_count=2)])
 
@@ -56,7 +61,9 @@ class SlackPeople:
 
     def _call(self, method: Callable, what: str, **args) -> dict:
         try:
-            return method(**args).data  # type: ignore[return-value]
+            return within(self._deadline, lambda _: method(**args).data)  # type: ignore[return-value]
+        except Overdue:
+            raise _Overdue(f"Slack took longer than {self._deadline:g} s to answer") from None
         except SlackApiError as exc:
             error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
             if error == "users_not_found":
@@ -75,16 +82,24 @@ class _NoSuch(Exception):
     pass
 
 
+class _Overdue(LookupFailed):
+    """A call past its deadline: not made again (it would most likely take as long again)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, transient=True)
+
+
 class EntraPeople:
     """Entra users by email, through Microsoft Graph at `graph_url`; `token()` gives a bearer token for it."""
 
     name = "Teams"
 
     def __init__(self, token: Callable[[], str], *, graph_url: str = "https://graph.microsoft.com",
-                 timeout: float = 10.0, attempts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
+                 timeout: float = 10.0, attempts: int = 3, sleep: Callable[[float], None] = time.sleep,
+                 deadline: float = DEADLINE) -> None:
         self._token = token
         self.graph_url = graph_url.rstrip("/")
-        self._timeout = timeout
+        self._timeout, self._deadline = timeout, deadline
         self._attempts, self._sleep = attempts, sleep
 
     def __repr__(self) -> str:
@@ -122,7 +137,9 @@ class EntraPeople:
 
     def _get_once(self, client: httpx.Client, path: str, params: dict[str, str]) -> dict | None:
         try:
-            response = client.get(path, params=params)
+            response = within(self._deadline, lambda _: client.get(path, params=params))
+        except Overdue:
+            raise _Overdue(f"Microsoft Graph took longer than {self._deadline:g} s to answer") from None
         except httpx.HTTPError as exc:
             raise LookupFailed(f"Microsoft Graph could not be reached ({type(exc).__name__})", transient=True) from None
         if response.status_code == 404:
@@ -145,7 +162,8 @@ def _seconds(value: str | None) -> float | None:
 
 
 def _worth_again(exc: BaseException) -> bool:
-    return isinstance(exc, LookupFailed) and exc.transient and (exc.retry_after or 0) <= MAX_WAIT
+    return (isinstance(exc, LookupFailed) and not isinstance(exc, _Overdue) and exc.transient
+            and (exc.retry_after or 0) <= MAX_WAIT)
 
 
 def _wait(state: RetryCallState) -> float:

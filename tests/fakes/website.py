@@ -25,7 +25,7 @@ from html import escape
 
 from aiohttp import web
 
-from tests.fakes.local_server import LocalServer
+from tests.fakes.local_server import LocalServer, trickled
 
 MENU = {"Intranet home": "/docs/home", "Travel desk": "/docs/travel", "Leave planner": "/docs/leave",
         "Contact us": "/docs/contact"}  # the site menu on every page: its label and its link
@@ -157,7 +157,7 @@ class FakeWebsite(LocalServer):
             self.hits.append(Hit(path, status, headers.get("If-None-Match"), headers.get("If-Modified-Since"),
                                  headers.get("Authorization"), headers.get("User-Agent")))
         if every is not None and status == 200:
-            return await _trickled(request, body, out, every)
+            return await trickled(request, status, body, out, every)
         return web.Response(status=status, body=body if status != 304 else None, headers=out)
 
     def _answer(self, path: str, headers) -> tuple[int, bytes, dict[str, str]]:
@@ -187,18 +187,6 @@ class FakeWebsite(LocalServer):
                     f"<loc>{self.url}/sitemaps/pages.xml</loc></sitemap></sitemapindex>").encode()
         urls = "".join(f"<url><loc>{escape(self.url + p)}</loc></url>" for p in self.resources)
         return f'<?xml version="1.0" encoding="UTF-8"?><urlset {ns}>{urls}</urlset>'.encode()
-
-
-async def _trickled(request: web.Request, body: bytes, headers: dict[str, str], every: float) -> web.StreamResponse:
-    response = web.StreamResponse(status=200, headers={**headers, "Content-Length": str(len(body))})
-    await response.prepare(request)
-    try:
-        for i in range(len(body)):
-            await response.write(body[i : i + 1])
-            await asyncio.sleep(every)
-    except ConnectionError:  # the client gave up
-        pass
-    return response
 
 
 def _not_modified(resource: Resource, headers) -> bool:

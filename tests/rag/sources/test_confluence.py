@@ -5,6 +5,7 @@ refuses, fails or rate-limits."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,12 @@ def confluence():
         yield server
 
 
-def connector(server: FakeConfluence, env=ENV, sleeps: Sleeps | None = None, **spec) -> ConfluenceConnector:
+def connector(server: FakeConfluence, env=ENV, sleeps: Sleeps | None = None, retry: Retry | None = None,
+              **spec) -> ConfluenceConnector:
     source = ConfluenceSource(**{"name": "eng-wiki", "type": "confluence", "url": server.url,
                                  "spaces": ["ENG", "OPS"], "user_env": "CONFLUENCE_USER",
                                  "token_env": "CONFLUENCE_TOKEN", "groups": HR_GROUPS, **spec})
-    return ConfluenceConnector(source, env, retry=Retry(attempts=3, max_wait=30.0, backoff=0.01),
+    return ConfluenceConnector(source, env, retry=retry or Retry(attempts=3, max_wait=30.0, backoff=0.01),
                                sleep=sleeps if sleeps is not None else Sleeps())
 
 
@@ -249,6 +251,21 @@ def test_a_failed_listing_removes_nothing_and_says_what_failed(confluence, tmp_p
                                  "a server error, retried")
     assert raised.value.transient
     assert sorted(p for p in first.root.rglob("*") if p.is_file()) == files
+
+
+def test_a_confluence_trickling_its_answers_fails_the_sync_at_the_deadline(confluence, tmp_path):
+    """Each byte comes well within the read timeout; one answer as a whole would take minutes."""
+    first = sync(confluence, tmp_path)
+    confluence.trickle_every = 0.01
+    asked = len(confluence.calls)
+
+    began = time.monotonic()
+    with pytest.raises(SourceError) as raised:
+        sync(confluence, tmp_path, first.state, retry=Retry(attempts=3, backoff=0.01, deadline=1))
+
+    assert time.monotonic() - began < 3
+    assert str(raised.value) == "Confluence took longer than 1 s to answer for eng-wiki (space ENG)"
+    assert raised.value.transient and len(confluence.calls) == asked + 1, "not asked again"
 
 
 def test_a_server_error_is_retried_with_backoff(confluence, tmp_path):

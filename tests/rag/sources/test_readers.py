@@ -275,6 +275,22 @@ def test_graph_throttling_is_waited_out_as_retry_after_asks(graph, tmp_path):
     assert failed.value.transient and "HTTP 503" in str(failed.value)
 
 
+def test_a_lookup_answered_too_slowly_fails_at_its_deadline(slack, graph, tmp_path):
+    """Each wait is well within the clients' read timeouts; the answers as a whole come seconds later."""
+    graph.trickle_every = 0.1
+    slack.slow("users.lookupByEmail", 4)
+    page = {"a.md": DocumentMeta(access=("email:alice@example.com",))}
+    surfaces = {"Microsoft Graph": EntraPeople(lambda: GRAPH_TOKEN, graph_url=graph.url, deadline=1),
+                "Slack": SlackPeople("xoxb-test-token", api_url=slack.base_url, deadline=1)}
+
+    for name, people in surfaces.items():
+        began = time.monotonic()
+        with pytest.raises(SourceError) as failed:
+            ReaderResolver([people], ResolutionCache(tmp_path / f"{name}.json")).resolve("wiki", page)
+        assert time.monotonic() - began < 2.5, f"{name} was waited for past its deadline"
+        assert f"{name} took longer than 1 s to answer" in str(failed.value) and failed.value.transient
+
+
 def test_an_unreadable_cache_is_asked_anew_and_rewritten(slack, graph, tmp_path):
     cache = tmp_path / "readers.json"
     cache.write_text('{"Slack": {"email:alice@example.com": ["U0MALLORY", "yesterday"]}, "Teams": [1]}')
