@@ -141,13 +141,13 @@ class KnowledgeBase:
         return load_sources(self.settings.sources_file)
 
     def source_sync(self, loader: DocumentLoader, by: str = ""):
-        """The declared sources' sync, building with `loader` under the index lock."""
+        """The declared sources' sync, building with `loader` (publishing under the index lock)."""
         from rag.sources.state import StateStore
         from rag.sources.sync import SourceSync
 
         builder = self.builder(loader, by)
         return SourceSync(self.sources, StateStore(self.sources_dir), builder.build_sources,
-                          builder.lock, self.store.current_manifest, connector=self.connector, readers=self.readers)
+                          self.store.current_manifest, connector=self.connector, readers=self.readers)
 
     def connector(self, spec: Spec, workdir: Path) -> Connector:
         """A declared source's connector, with the limits the settings give (rag.sources.sync.make_connector)."""

@@ -84,7 +84,8 @@ class Metrics:
 
     def synced(self, report: SyncReport | None) -> None:
         for name, outcome in (report.sources.items() if report is not None else ()):
-            self.source_syncs.labels(name, "ok" if outcome.ok else "failed").observe(outcome.seconds)
+            if not outcome.busy:  # another run was syncing it: it observes it
+                self.source_syncs.labels(name, "ok" if outcome.ok else "failed").observe(outcome.seconds)
 
     def observe_sources(self, rows: Callable[[], list[SourceRow]]) -> None:
         """Report each declared source's documents, last good sync and failures at each scrape."""

@@ -66,6 +66,8 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
     name = style.name(outcome.name)
     if outcome.held_back is not None:
         return f"• {name}: {style.bold}held back{style.bold} — {held_back_text(outcome.held_back, style)}"
+    if outcome.busy:
+        return f"• {name}: {style.escape(outcome.error)}"
     if not outcome.ok:
         fix = f" (check {code_span(outcome.variable)})" if outcome.variable and outcome.variable not in outcome.error else ""
         kept = "its last good documents are kept"

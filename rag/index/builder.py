@@ -1,4 +1,5 @@
-"""Build a new snapshot beside the live one: incremental, resumable, and published atomically."""
+"""Build a new snapshot beside the live one: incremental, resumable, and published atomically. The index
+lock is held only to publish: files are parsed and passages embedded before it is taken."""
 
 from __future__ import annotations
 
@@ -131,6 +132,22 @@ class _FileResult:
     metadata_updated: bool = False
 
 
+@dataclass
+class _Prepared:
+    """A version ready to publish: its files parsed and passages embedded (`results` None: the index is up to
+    date already, and `report` says so)."""
+
+    report: IndexReport
+    results: list[_FileResult] | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)  # the manifest's declared sources
+    previous: object = None  # the live SearchIndex it updates in place, when it reuses that one's chunks
+    timings: dict[str, float] = field(default_factory=dict)
+    started: float = 0.0
+
+
 class IndexBuilder:
     def __init__(
         self,
@@ -159,31 +176,43 @@ class IndexBuilder:
         exclude: list[str] | None = None,
         progress: Callable[[IndexProgress], None] | None = None,
     ) -> IndexReport:
-        with self.lock() as held:
-            return self._build(roots, exclude, progress or (lambda _: None), held)
+        progress = progress or (lambda _: None)
+        return self._published(lambda: self._prepare(roots, exclude, progress), progress)
 
     def build_sources(
         self,
-        sources: list[SourceRoot],
+        sources: Callable[[], list[SourceRoot]],
         progress: Callable[[IndexProgress], None] | None = None,
         *,
         allow_mass_delete: bool = False,
-        held: object = None,
     ) -> IndexReport:
-        """Index the declared `sources` (every one: a source left out loses its documents). `held`: the
-        lock, when the caller took it (rag.sources.sync fetches under it), else it is taken here."""
-        if held is not None:
-            return self._build(None, None, progress or (lambda _: None), held, sources, allow_mass_delete)
-        with self.lock() as taken:
-            return self._build(None, None, progress or (lambda _: None), taken, sources, allow_mass_delete)
+        """Index the declared sources `sources()` lists (every one: a source left out loses its documents;
+        listed again when another run published while this one prepared)."""
+        progress = progress or (lambda _: None)
+        return self._published(lambda: self._prepare(None, None, progress, sources(), allow_mass_delete), progress)
 
-    def _build(
+    def _published(self, prepare: Callable[[], _Prepared], progress: Callable[[IndexProgress], None]) -> IndexReport:
+        """A new version prepared (files parsed, passages embedded) without the lock, then published under
+        it. When another run published meanwhile, it is prepared again under the lock, on top of that version
+        (what this run parsed is parsed again; what it embedded is in the work cache)."""
+        base = self.store.current_version()
+        prepared = prepare()
+        if prepared.results is None:
+            return prepared.report  # already up to date: nothing to publish
+        with self.lock() as held:
+            if self.store.current_version() != base:
+                _log.info("another run published while this one prepared; preparing again on top of it")
+                prepared = prepare()
+                if prepared.results is None:
+                    return prepared.report
+            return self._publish(prepared, held, progress)
+
+    def _prepare(
         self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None],
-        held: object = None, declared: list[SourceRoot] | None = None, allow_mass_delete: bool = False,
-    ) -> IndexReport:
+        declared: list[SourceRoot] | None = None, allow_mass_delete: bool = False,
+    ) -> _Prepared:
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        stale = self.store.remove_stale_builds()
         previous = self._previous_snapshot()
         prev_manifest = previous.manifest if previous else None
         if declared is not None:
@@ -230,7 +259,6 @@ class IndexBuilder:
             skipped=dict(passed),
             embedder=self.embedder.model_id,
             rebuild_reason=rebuild_reason,
-            stale_builds_removed=stale,
             unchanged=len(carried),
         )
         worker = EmbedWorker(
@@ -276,26 +304,33 @@ class IndexBuilder:
             report.dense_index = prev_manifest.dense_index
             report.seconds = round(time.perf_counter() - started, 3)
             progress(IndexProgress("done", 1, 1, previous.version))
-            return report
+            return _Prepared(report)
         if not chunks:
             where = ", ".join(report.roots) or ", ".join(s.name for s in declared or ()) or "the sources"
             raise EmptyIndexError(
                 f"nothing to index under {where}: {len(report.skipped)} file(s) skipped; "
                 "the previous index (if any) is still serving"
             )
+        return _Prepared(report, results, chunks, roots, exclude, declared_sources,
+                         previous if reuse_chunks else None, timings, started)
+
+    def _publish(self, prepared: _Prepared, held: object, progress: Callable[[IndexProgress], None]) -> IndexReport:
+        """Write the prepared version and make it the live one (under the lock)."""
+        report, chunks, timings = prepared.report, prepared.chunks, prepared.timings
         progress(IndexProgress("build", 0, 1, f"{len(chunks)} chunks"))
-        build = self._assemble(chunks, results, roots, exclude, report.skipped, timings)
-        build.manifest.sources = declared_sources
-        if reuse_chunks:
-            build.previous = previous
+        build = self._assemble(chunks, prepared.results, prepared.roots, prepared.exclude, report.skipped, timings)
+        build.manifest.sources = prepared.sources
+        if prepared.previous is not None:
+            build.previous = prepared.previous
             build.touched_files = {*report.added, *report.changed, *report.metadata_updated}
         _confirm_lock(held)
+        report.stale_builds_removed = self.store.remove_stale_builds()
         self.store.write(build, self.keep_snapshots, timings)
         report.version = build.manifest.version
         report.chunks = len(chunks)
         report.dense_index = build.manifest.dense_index
         report.timings = {k: round(v, 3) for k, v in timings.items()}
-        report.seconds = round(time.perf_counter() - started, 3)
+        report.seconds = round(time.perf_counter() - prepared.started, 3)
         progress(IndexProgress("done", 1, 1, build.manifest.version))
         return report
 

@@ -1,6 +1,7 @@
 """What the data dir remembers of each source between syncs, in `sources/<name>/state.json` beside the
 folder its connector keeps: the connector's own state (a commit, ETags, page versions), each document's
-metadata, and how the last syncs went (for `sources list`, the admins' table and the schedule)."""
+metadata, and how the last syncs went (for `sources list`, the admins' table and the schedule). The run
+syncing a source holds its lock, `sources/.locks/<name>.lock`, so that no other run touches its folder."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from rag.sources.base import DocumentMeta
 
@@ -57,6 +60,28 @@ class SourceState:
         return {name: DocumentMeta.from_dict(meta) for name, meta in self.documents.items()}
 
 
+class SourceBusy(RuntimeError):
+    """Another run (in this process or another) is syncing the source."""
+
+
+class _SyncLock:
+    """One source's lock (`filelock`: an OS lock on a file, released if the process dies), taken at once or not."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = FileLock(path, timeout=0, thread_local=False)
+
+    def __enter__(self) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise SourceBusy() from None
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
 class StateStore:
     """One state file a source, written whole and atomically (a crash leaves the last good one)."""
 
@@ -65,6 +90,10 @@ class StateStore:
 
     def workdir(self, name: str) -> Path:
         return self.root / name
+
+    def sync_lock(self, name: str) -> _SyncLock:
+        """Held by the one run syncing source `name` (SourceBusy when another run holds it)."""
+        return _SyncLock(self.root / ".locks" / f"{name}.lock")
 
     def _file(self, name: str) -> Path:
         return self.workdir(name) / "state.json"

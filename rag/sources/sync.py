@@ -3,8 +3,10 @@ every source in and publishes a new version.
 
 A source whose fetch failed keeps its documents as the live index has them (nothing is deleted on a
 failed or partial listing); a source that would lose more than half of its documents is held back the same
-way until an admin allows it, so the other sources' changes still publish. Syncs run one at a time, under
-the index lock (across replicas when Redis is configured).
+way until an admin allows it, so the other sources' changes still publish. A source is synced by one run at
+a time (its own lock in the data dir: another run that asks for it is told a sync of it is running), and
+syncs of other sources go on meanwhile; the index lock (across replicas when Redis is configured) is held
+only to publish, never while a source is fetched or its files are parsed.
 """
 
 from __future__ import annotations
@@ -12,17 +14,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
 from rag.index.snapshot import Manifest
 from rag.sources.base import CheckReport, Connector, DocumentMeta, Fetched, SourceError
 from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
 from rag.sources.readers import ReaderResolver, chat_ids_only, unresolved
-from rag.sources.state import SourceState, StateStore
+from rag.sources.state import SourceBusy, SourceState, StateStore
 
 if TYPE_CHECKING:
     from rag.sources.web import WebLimits
@@ -67,6 +69,7 @@ class SourceOutcome:
     # restricted at the source now: the source is published all the same, with its last good readers
     # but these documents' fail closed
     restricted: tuple[str, ...] = ()
+    busy: bool = False  # another run is syncing it: this one left it alone (nothing of it recorded)
 
     @property
     def publish(self) -> bool:
@@ -90,18 +93,17 @@ class UnknownSource(ValueError):
 class SourceSync:
     """`sync(names)` runs the named sources (all when none) through fetch and one build.
 
-    `build(roots, progress, allow_mass_delete, held)` is IndexBuilder.build_sources; `lock()` the index lock
-    (its value, the held lock, is passed on to `build`); `manifest()` reads the live index's manifest.
-    `readers` turns the access lists sources give by email and group name into chat ids; None (no chat
-    surface configured) drops those entries, so such a document is served to nobody."""
+    `build(roots, progress, allow_mass_delete)` is IndexBuilder.build_sources (which takes the index lock to
+    publish); `manifest()` reads the live index's manifest. `readers` turns the access lists sources give by
+    email and group name into chat ids; None (no chat surface configured) drops those entries, so such a
+    document is served to nobody."""
 
     def __init__(self, specs: list[Spec], states: StateStore, build: Callable[..., IndexReport],
-                 lock: Callable[[], AbstractContextManager], manifest: Callable[[], Manifest | None],
-                 connector: Callable[[Spec, Path], Connector] = make_connector,
+                 manifest: Callable[[], Manifest | None], connector: Callable[[Spec, Path], Connector] = make_connector,
                  clock: Callable[[], float] = time.time, readers: ReaderResolver | None = None) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self.states = states
-        self._build, self._lock, self._manifest = build, lock, manifest
+        self._build, self._manifest = build, manifest
         self._connector = connector
         self._clock = clock
         self._readers = readers
@@ -111,17 +113,28 @@ class SourceSync:
         picked = chosen(self.specs, names)
         progress = progress or (lambda _: None)
         report = SyncReport()
-        with self._lock() as held:
-            states = {name: self.states.load(name) for name in self.specs}
-            for i, spec in enumerate(picked):
-                progress(IndexProgress("fetch", i, len(picked), spec.name, spec.name))
+        with ExitStack() as claimed:
+            mine = [spec for spec in picked if self._claim(spec.name, claimed, report)]
+            states = {spec.name: self.states.load(spec.name) for spec in mine}
+            for i, spec in enumerate(mine):
+                progress(IndexProgress("fetch", i, len(mine), spec.name, spec.name))
                 report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
-            progress(IndexProgress("fetch", len(picked), len(picked)))
+            progress(IndexProgress("fetch", len(mine), len(mine)))
             fetched = {name for name, outcome in report.sources.items() if outcome.publish}
             if fetched:
-                report.index = self._publish(states, fetched, report, allow_mass_delete, held, progress)
+                report.index = self._publish(fetched, report, allow_mass_delete, progress)
             self._record(report, states, by)
         return report
+
+    def _claim(self, name: str, claimed: ExitStack, report: SyncReport) -> bool:
+        """Take the source's own lock for this run (False, and the report says so, when another run has it)."""
+        try:
+            claimed.enter_context(self.states.sync_lock(name))
+        except SourceBusy:
+            report.sources[name] = SourceOutcome(name, False, f"a sync of {name} is already running; it publishes "
+                                                 "what it fetches when it is done", busy=True)
+            return False
+        return True
 
     def _fetch(self, spec: Spec, state: SourceState, progress: Callable[[IndexProgress], None]) -> SourceOutcome:
         began = self._clock()
@@ -168,10 +181,11 @@ class SourceSync:
             return unresolved(documents)
         return self._readers.resolve(source, documents)
 
-    def _roots(self, states: dict[str, SourceState], fresh: set[str]) -> list[SourceRoot]:
+    def _roots(self, fresh: set[str]) -> list[SourceRoot]:
+        """Every declared source as it is now (read when the build asks: another run may have synced one)."""
         roots = []
         for name, spec in self.specs.items():
-            state = states[name]
+            state = self.states.load(name)
             if not state.root:
                 continue  # never fetched: nothing of it to index yet
             folder = isinstance(spec, FolderSource)
@@ -180,15 +194,14 @@ class SourceSync:
                                     url_template=spec.url if folder else None))
         return roots
 
-    def _publish(self, states: dict[str, SourceState], fresh: set[str], report: SyncReport,
-                 allow_mass_delete: bool, held: Any, progress: Callable[[IndexProgress], None]) -> IndexReport | None:
+    def _publish(self, fresh: set[str], report: SyncReport, allow_mass_delete: bool,
+                 progress: Callable[[IndexProgress], None]) -> IndexReport | None:
         """Build with the fresh sources; one that would lose too much is held back and the rest published
         (None: every fresh source was held back, nothing was built)."""
         fresh = set(fresh)
         while True:
             try:
-                return self._build(self._roots(states, fresh), progress, allow_mass_delete=allow_mass_delete,
-                                   held=held)
+                return self._build(lambda: self._roots(fresh), progress, allow_mass_delete=allow_mass_delete)
             except MassDeleteRefused as refused:
                 outcome = report.sources.get(refused.source)
                 if outcome is None or refused.source not in fresh:  # a source no longer declared
@@ -206,6 +219,8 @@ class SourceSync:
         for record in (manifest.files.values() if manifest else ()):
             counts[record.source] = counts.get(record.source, 0) + 1
         for name, outcome in report.sources.items():
+            if outcome.busy:
+                continue  # the run syncing it records it
             status = states[name].status
             if by:  # the schedule's syncs keep who synced it last: the admin to tell of a failure
                 status.by = by

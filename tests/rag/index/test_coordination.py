@@ -96,8 +96,8 @@ def test_a_build_that_lost_the_lock_publishes_nothing_and_says_why(redis_process
     client = redis.Redis.from_url(redis_process.url)
     key = f"aie:v1:reindex-lock:{kb.index_id}"
 
-    def lose_the_lock(event) -> None:  # mid-build, while the files are parsed
-        if event.stage == "parse" and client.exists(key):
+    def lose_the_lock(event) -> None:  # while the new version is written (the lock is held only to publish)
+        if event.stage == "build" and client.exists(key):
             client.delete(key) if how == "expired" else client.set(key, '{"holder": "bot-2", "since": 0}')
 
     with pytest.raises(IndexLockLost, match="nothing was published, the previous index is still serving"):

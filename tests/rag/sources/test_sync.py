@@ -4,6 +4,8 @@ nothing, the mass-delete guard. Folder sources and a scripted connector, the rea
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from rag.config import Settings
 from rag.index.builder import MassDeleteRefused
 from rag.sources.base import DocumentMeta, Fetched, SourceError
 from rag.types import Scope
+from tests.fakes.website import FakeWebsite, page
 
 HOTELS = "# Travel\n\n## Hotels\n\nHotels are reimbursed up to 150 EUR per night, or 220 EUR in London.\n"
 MEALS = "# Meals\n\nThe daily meal allowance on business trips is 45 EUR for a full travel day.\n"
@@ -187,3 +190,40 @@ def test_a_file_its_source_did_not_list_is_never_indexed(shared_data_dir: Path, 
     anyone = Scope(None, frozenset({"U0ANY"}))
     hits = kb.retriever.search("layoffs approved by the board", top_k=5, allowed=anyone)
     assert all("layoffs" not in h.chunk.text for h in hits)
+
+
+def test_a_source_stuck_on_a_slow_page_holds_up_no_other_sync(shared_data_dir: Path, tmp_path: Path) -> None:
+    """The web source's one page trickles its answer for as long as its deadline allows; meanwhile the other
+    source is synced and published, a sync of every source publishes the rest, and the stuck source, asked
+    for again, is said to be syncing."""
+    write(tmp_path / "hb", {"hotels.md": HOTELS})
+    with FakeWebsite() as site:
+        site.put("/docs/", page("Policies", [("Welcome", "Every company policy, kept by HR.")], ["visa"]))
+        site.put("/docs/visa", page("Visas", [("Fees", "Visa fees are paid by the travel desk.")]))
+        site.trickle("/docs/visa", 0.05)
+        file = tmp_path / "sources.yaml"
+        file.write_text(f"""sources:
+  - {{name: handbook, type: folder, path: {tmp_path / 'hb'}, collection: hr}}
+  - {{name: intranet, type: web, url: "{site.url}/docs/", delay: 0}}
+""", encoding="utf-8")
+        kb = KnowledgeBase(Settings(data_dir=shared_data_dir, sources_file=file, web_request_timeout=15,
+                                    _env_file=None), tmp_path / "index")
+        stuck: list = []
+        crawl = threading.Thread(target=lambda: stuck.append(kb.sync(["intranet"])))
+        crawl.start()
+        while not site.hits_for("/docs/visa"):
+            time.sleep(0.05)
+
+        alone = kb.sync(["handbook"])
+        (tmp_path / "hb" / "meals.md").write_text(MEALS, encoding="utf-8")
+        every = kb.sync()
+        live = set(kb.store.current_manifest().files)
+        crawl.join(30)
+
+    assert alone.ok and alone.index.added == ["handbook/hotels.md"]
+    assert every.index.added == ["handbook/meals.md"] and every.sources["handbook"].ok
+    assert every.sources["intranet"].error == ("a sync of intranet is already running; it publishes what it "
+                                               "fetches when it is done")
+    assert live == {"handbook/hotels.md", "handbook/meals.md"}, "published while the crawl was still stuck"
+    assert stuck[0].ok and stuck[0].index.added == ["intranet/index.md"], "published on top of the others"
+    assert set(kb.store.current_manifest().files) == {"handbook/hotels.md", "handbook/meals.md", "intranet/index.md"}
