@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -87,6 +88,14 @@ def _both(first: AbstractContextManager, second: AbstractContextManager):
         yield held
 
 
+@contextmanager
+def _in_turn(turn: threading.Lock, lock: AbstractContextManager):
+    """`lock` taken once this process's other runs are done with it: they wait their turn here rather than fail
+    (it is held only to publish); the value is `lock`'s."""
+    with turn, lock as held:
+        yield held
+
+
 @dataclass
 class KnowledgeBase:
     """Everything that reads or writes one knowledge base (one snapshot store)."""
@@ -94,6 +103,8 @@ class KnowledgeBase:
     settings: Settings
     index_dir: Path  # where this knowledge base's snapshots live (with Milvus: its indexing lock)
     milvus_name: str = "aie"  # its Milvus alias and collection prefix
+    # this process's runs publish one after another (rag.index.builder holds the index lock only to publish)
+    _publishing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def default(cls, settings: Settings | None = None) -> KnowledgeBase:
@@ -199,13 +210,15 @@ class KnowledgeBase:
         return VersionChannel(_secret(self.settings.redis_url), self.index_id)
 
     def index_lock(self, by: str = "") -> AbstractContextManager:
-        """One build at a time: across replicas through Redis when it is configured, and always on the data dir."""
+        """One publication at a time: across replicas through Redis when it is configured, and always on the data
+        dir; this process's runs wait their turn."""
         if not self.settings.redis_url:
-            return self.store.lock()
+            return _in_turn(self._publishing, self.store.lock())
         from rag.index.coordination import RedisIndexLock, whoami
 
         holder = f"{by} on {whoami()}" if by else whoami()
-        return _both(RedisIndexLock(_secret(self.settings.redis_url), self.index_id, holder), self.store.lock())
+        shared = _both(RedisIndexLock(_secret(self.settings.redis_url), self.index_id, holder), self.store.lock())
+        return _in_turn(self._publishing, shared)
 
     @cached_property
     def embedder(self) -> Embedder:

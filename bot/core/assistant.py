@@ -158,7 +158,8 @@ class Assistant:
 
     @property
     def reindexing(self) -> bool:
-        return self._core.reindexer.running
+        """Whether an admin's reindex would be refused now (one is running)."""
+        return self._core.reindexer.busy
 
     @property
     def current_reindex(self) -> ReindexRun | None:

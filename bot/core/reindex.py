@@ -1,6 +1,8 @@
 """Reindexing from a chat: one rebuild at a time (across every chat platform) in a worker thread, with a
 progress message kept up to date and a report at the end; the last run and who started it are kept for
-the admins. Texts come in each platform's markup through a `TextStyle`."""
+the admins. With declared sources, one admin's sync at a time, while the schedule's syncs run beside it
+(each source's own lock keeps two runs from syncing one source). Texts come in each platform's markup
+through a `TextStyle`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -211,9 +214,13 @@ def run_text(run: ReindexRun, style: TextStyle, max_chars: int = REPORT_CHARS) -
     return report_text(run.report, style, max_chars=max_chars)
 
 
+_THIS_RUN: ContextVar[ReindexRun | None] = ContextVar("reindex_run", default=None)
+
+
 class Reindexer:
     """`refresh(progress)` rebuilds the index from its folders (blocking); `warm()` loads the new snapshot.
-    With declared sources, `sync(request, progress)` syncs them instead (every run, all when not told which)."""
+    With declared sources, `sync(request, progress)` syncs them instead (every run, all when not told which).
+    A rebuild runs alone; a sync started by an admin runs alone among the admins', beside the schedule's."""
 
     def __init__(
         self,
@@ -230,44 +237,55 @@ class Reindexer:
         self.finished = finished  # told of every finished run (e.g. to measure it)
         self.update_every = update_every
         self._clock = clock
-        self._running = asyncio.Lock()
-        self.current: ReindexRun | None = None  # the run in progress
+        self._runs: list[ReindexRun] = []  # in progress, in the order they started
         self.last: ReindexRun | None = None  # the last finished run (in this process)
 
     @property
     def running(self) -> bool:
-        return self._running.locked()
+        """Whether any run is in progress (the schedule's included)."""
+        return bool(self._runs)
+
+    @property
+    def busy(self) -> bool:
+        """Whether an admin's reindex would be refused now: an admin's is running (a rebuild: any is)."""
+        return any(self._alone(run) for run in self._runs)
+
+    @property
+    def current(self) -> ReindexRun | None:
+        """The caller's own run, asked from within it (its worker thread); else the run that keeps another
+        admin's from starting, if any."""
+        return _THIS_RUN.get() or next((run for run in reversed(self._runs) if self._alone(run)), None)
+
+    def _alone(self, run: ReindexRun) -> bool:
+        return self.sync is None or run.by is not None
 
     async def run(self, show: Callable[[str], Awaitable[None]], style: TextStyle, by: str | None = None,
                   platform: str = "slack", request: SyncRequest | None = None) -> IndexReport | SyncReport:
         """Rebuild from the indexed folders (or sync the sources `request` names: all when None); `show`
         receives progress texts, at most every `update_every` s."""
-        if self._running.locked():
+        run = ReindexRun(by, self._clock(), platform=platform)
+        if self.busy and self._alone(run):
             raise ReindexBusy("a reindex is already running")
-        async with self._running:
-            self.current = ReindexRun(by, self._clock(), platform=platform)
-            try:
-                report = await self._run(show, style, request)
-            except Exception as exc:
-                if by is None and isinstance(exc, (IndexBusyError, IndexLockLost)):
-                    self.current = None  # the schedule found another replica at work: nothing to keep
-                else:
-                    self._finish(None, failure_reason(exc))
-                raise
-            except BaseException:  # cancelled: no report, nothing to keep
-                self.current = None
-                raise
-            self._finish(report, "")
-            return report
+        self._runs.append(run)
+        mine = _THIS_RUN.set(run)  # the worker thread's context is a copy: it knows its run
+        try:
+            report = await self._run(show, style, request)
+        except Exception as exc:  # the schedule finding another replica at work keeps nothing
+            if by is not None or not isinstance(exc, (IndexBusyError, IndexLockLost)):
+                self._finish(run, None, failure_reason(exc))
+            raise
+        finally:  # cancelled: no report, nothing to keep
+            self._runs.remove(run)
+            _THIS_RUN.reset(mine)
+        self._finish(run, report, "")
+        return report
 
-    def _finish(self, result: IndexReport | SyncReport | None, reason: str) -> None:
-        run, self.current = self.current, None
-        if run is not None:
-            synced = None if result is None or isinstance(result, IndexReport) else result
-            report = synced.index if synced is not None else result
-            self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform, synced)
-            if self.finished is not None:
-                self.finished(self.last)
+    def _finish(self, run: ReindexRun, result: IndexReport | SyncReport | None, reason: str) -> None:
+        synced = None if result is None or isinstance(result, IndexReport) else result
+        report = synced.index if synced is not None else result
+        self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform, synced)
+        if self.finished is not None:
+            self.finished(self.last)
 
     async def _run(self, show: Callable[[str], Awaitable[None]], style: TextStyle,
                    request: SyncRequest | None) -> IndexReport | SyncReport:

@@ -1,7 +1,8 @@
 """The declared sources kept in sync by `serve` itself: each source on its interval (a failed one retried
 sooner, backing off, as its state says), and a watched folder within seconds of a saved, added or deleted
-file (changes batched by `watchfiles`). Every sync goes through the core's one Reindexer, so a process runs
-one at a time; another replica holding the index lock is not an error (it publishes, this one follows).
+file (changes batched by `watchfiles`). Each source is synced in a run of its own through the core's
+Reindexer, so a slow one holds up no other; another replica holding the index lock, or another run syncing
+the source, is not an error (it publishes, this one follows; a watched change is synced again after).
 A scheduled sync's failure is told once, privately, to the admin who last synced that source."""
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class SyncScheduler:
         self.desk, self.reindexer, self.tellers = desk, reindexer, tellers
         self.tick, self.debounce_ms = tick, debounce_ms
         self._changed: set[str] = set()  # watched sources with changes not synced yet
+        self._syncing: set[str] = set()  # sources the schedule is syncing now
+        self._ticks: set[asyncio.Task] = set()
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
 
@@ -45,7 +48,9 @@ class SyncScheduler:
         watcher = asyncio.create_task(self._watch(watched)) if watched else None
         try:
             while not self._stop.is_set():
-                await self.once()
+                tick = asyncio.create_task(self.once())  # not waited for: a slow sync holds up no other
+                self._ticks.add(tick)
+                tick.add_done_callback(self._ticks.discard)
                 try:
                     await asyncio.wait_for(self._wake.wait(), self.tick)
                 except TimeoutError:
@@ -53,32 +58,45 @@ class SyncScheduler:
                 self._wake.clear()
         finally:
             self._stop.set()
-            if watcher is not None:
-                watcher.cancel()
+            for task in [watcher, *self._ticks]:
+                if task is not None:
+                    task.cancel()
 
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
 
     async def once(self) -> None:
-        """Sync every source that is due or changed, in one run; then tell the failures not told yet."""
-        if self.reindexer.running:
-            return  # an admin's run: what is still due is synced on a later tick
-        due = set(await asyncio.to_thread(self.desk.due)) | self._changed
+        """Sync every source that is due or changed and not being synced by the schedule already, each in a run
+        of its own; when they are done, tell the failures not told yet."""
+        due = (set(await asyncio.to_thread(self.desk.due)) | self._changed) - self._syncing
         if not due:
             return
-        names, changed, self._changed = tuple(sorted(due)), self._changed, set()
+        changed = self._changed & due
+        self._changed -= due
+        self._syncing |= due
+        await asyncio.gather(*(self._sync(name, name in changed) for name in sorted(due)))
+        await self.tell()
+
+    async def _sync(self, name: str, changed: bool) -> None:
+        """One source's scheduled sync; a watched change another run kept it from is noted to sync again."""
+        again = False
         try:
-            await self.reindexer.run(_unseen, _NOWHERE, by=None, platform=SCHEDULE, request=SyncRequest(names))
+            report = await self.reindexer.run(_unseen, _NOWHERE, by=None, platform=SCHEDULE,
+                                              request=SyncRequest((name,)))
         except (ReindexBusy, IndexBusyError, IndexLockLost) as exc:  # someone else syncs: they publish, we follow
-            _log.debug("scheduled sync of %s skipped: %s", ", ".join(names), exc)
-            self._changed |= changed
-            return
+            _log.debug("scheduled sync of %s skipped: %s", name, exc)
+            again = True
         except MassDeleteRefused as exc:
             _log.warning("scheduled sync held back: %s", exc)
         except Exception:  # noqa: BLE001 - the schedule keeps going; the next tick tries again
-            _log.exception("the scheduled sync of %s failed", ", ".join(names))
-        await self.tell()
+            _log.exception("the scheduled sync of %s failed", name)
+        else:  # another run syncing it may have fetched it before the change
+            again = any(outcome.busy for outcome in report.sources.values())
+        finally:
+            self._syncing.discard(name)
+        if again and changed:
+            self._changed.add(name)
 
     async def tell(self) -> None:
         for platform, user, row in await asyncio.to_thread(self.desk.untold):

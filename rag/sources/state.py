@@ -65,11 +65,12 @@ class SourceBusy(RuntimeError):
 
 
 class _SyncLock:
-    """One source's lock (`filelock`: an OS lock on a file, released if the process dies), taken at once or not."""
+    """One source's lock (`filelock`: an OS lock on a file, released if the process dies), waited for up to
+    `wait` seconds."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, wait: float) -> None:
         self._path = path
-        self._lock = FileLock(path, timeout=0, thread_local=False)
+        self._lock = FileLock(path, timeout=wait, thread_local=False)
 
     def __enter__(self) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,9 +92,10 @@ class StateStore:
     def workdir(self, name: str) -> Path:
         return self.root / name
 
-    def sync_lock(self, name: str) -> _SyncLock:
-        """Held by the one run syncing source `name` (SourceBusy when another run holds it)."""
-        return _SyncLock(self.root / ".locks" / f"{name}.lock")
+    def sync_lock(self, name: str, wait: float = 0.0) -> _SyncLock:
+        """Held by the one run syncing source `name` (SourceBusy when another run still holds it after `wait`
+        seconds)."""
+        return _SyncLock(self.root / ".locks" / f"{name}.lock", wait)
 
     def _file(self, name: str) -> Path:
         return self.workdir(name) / "state.json"

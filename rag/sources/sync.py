@@ -3,10 +3,12 @@ every source in and publishes a new version.
 
 A source whose fetch failed keeps its documents as the live index has them (nothing is deleted on a
 failed or partial listing); a source that would lose more than half of its documents is held back the same
-way until an admin allows it, so the other sources' changes still publish. A source is synced by one run at
-a time (its own lock in the data dir: another run that asks for it is told a sync of it is running), and
-syncs of other sources go on meanwhile; the index lock (across replicas when Redis is configured) is held
-only to publish, never while a source is fetched or its files are parsed.
+way until an admin allows it, so the other sources' changes still publish.
+
+A source is synced by one run at a time (its own lock in the data dir: a sync someone asked for waits up to
+half a minute for the running one to finish, the schedule's leaves the source to it); syncs of other sources
+go on meanwhile. The index lock (across replicas when Redis is configured) is held only to publish, never
+while a source is fetched or its files are parsed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 Spec = FolderSource | GitSource | WebSource | ConfluenceSource
 UNEXPECTED = "something unexpected went wrong (the details are in the bot's log)"
+ASKED_WAIT = 30.0  # seconds a sync someone asked for waits, in all, for other runs' syncs of its sources to end
 
 
 def make_connector(spec: Spec, workdir: Path, web: WebLimits | None = None) -> Connector:
@@ -114,9 +117,11 @@ class SourceSync:
         progress = progress or (lambda _: None)
         report = SyncReport()
         with ExitStack() as claimed:
-            mine = [spec for spec in picked if self._claim(spec.name, claimed, report)]
-            states = {spec.name: self.states.load(spec.name) for spec in mine}
-            for i, spec in enumerate(mine):
+            until = time.monotonic() + (ASKED_WAIT if by else 0.0)
+            mine = {spec.name for spec in sorted(picked, key=lambda spec: spec.name)  # one order for every run
+                    if self._claim(spec.name, until, claimed, report, progress)}
+            states = {name: self.states.load(name) for name in mine}
+            for i, spec in enumerate(spec for spec in picked if spec.name in mine):
                 progress(IndexProgress("fetch", i, len(mine), spec.name, spec.name))
                 report.sources[spec.name] = self._fetch(spec, states[spec.name], progress)
             progress(IndexProgress("fetch", len(mine), len(mine)))
@@ -124,17 +129,24 @@ class SourceSync:
             if fetched:
                 report.index = self._publish(fetched, report, allow_mass_delete, progress)
             self._record(report, states, by)
+        report.sources = {spec.name: report.sources[spec.name] for spec in picked}  # in the order asked
         return report
 
-    def _claim(self, name: str, claimed: ExitStack, report: SyncReport) -> bool:
-        """Take the source's own lock for this run (False, and the report says so, when another run has it)."""
-        try:
-            claimed.enter_context(self.states.sync_lock(name))
-        except SourceBusy:
-            report.sources[name] = SourceOutcome(name, False, f"a sync of {name} is already running; it publishes "
-                                                 "what it fetches when it is done", busy=True)
-            return False
-        return True
+    def _claim(self, name: str, until: float, claimed: ExitStack, report: SyncReport,
+               progress: Callable[[IndexProgress], None]) -> bool:
+        """Take the source's own lock for this run, waiting until `until` (monotonic) for another run to let it
+        go (False, and the report says so, when it does not)."""
+        for patience in dict.fromkeys((0.0, max(0.0, until - time.monotonic()))):
+            if patience:
+                progress(IndexProgress("fetch", 0, 1, f"{name}: waiting for another sync of it to finish", name))
+            try:
+                claimed.enter_context(self.states.sync_lock(name, patience))
+                return True
+            except SourceBusy:
+                continue
+        report.sources[name] = SourceOutcome(name, False, f"a sync of {name} is already running; it publishes "
+                                             "what it fetches when it is done", busy=True)
+        return False
 
     def _fetch(self, spec: Spec, state: SourceState, progress: Callable[[IndexProgress], None]) -> SourceOutcome:
         began = self._clock()

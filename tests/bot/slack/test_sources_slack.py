@@ -32,6 +32,7 @@ from tests.bot.sources_kit import (
     write,
 )
 from tests.fakes.git_http import GitHttpServer
+from tests.fakes.website import FakeWebsite, page
 from tests.rag.sources.test_git import Origin
 
 ADMIN, MEMBER = "U0ADMIN01", "U0PLAIN01"
@@ -115,6 +116,35 @@ def test_a_watched_folder_answers_a_new_page_within_seconds(slack, tmp_path, sha
         served(bot, "handbook/hotels.md", absent=("handbook/parking.md",), timeout=60)
     finally:
         bot.stop()
+
+
+def test_a_web_source_stuck_on_a_slow_page_holds_up_neither_a_watched_folder_nor_a_reindex(slack, tmp_path,
+                                                                                          shared_data_dir):
+    handbook = write(tmp_path / "hb", {"hotels.md": HOTELS})
+    ops = write(tmp_path / "ops", {"restart.md": RESTART})
+    with FakeWebsite() as site:
+        site.put("/docs/", page("Policies", [("Welcome", "Every company policy, kept by HR.")], ["visa"]))
+        site.put("/docs/visa", page("Visas", [("Fees", "Visa fees are paid by the travel desk.")]))
+        site.trickle("/docs/visa", 0.2)  # a byte every 0.2 s: the schedule's crawl waits for it 2 minutes
+        sources = sources_file(tmp_path, f"{{name: handbook, type: folder, path: {handbook}, watch: true}}",
+                               f"{{name: ops, type: folder, path: {ops}}}",
+                               f"{{name: intranet, type: web, url: '{site.url}/docs/', delay: 0, every: 1h}}")
+        bot = start_bot(shared_data_dir, tmp_path / "index", slack.base_url, sources_file=sources,
+                        feedback_db=tmp_path / "feedback.sqlite3", web_request_timeout=120)
+        try:
+            wait_for(lambda: site.hits_for("/docs/visa"), timeout=60)
+            wait_for(lambda: "handbook/hotels.md" in files(bot), timeout=60)  # the watch's first sync
+            write(handbook, {"parking.md": PARKING})
+            wait_for(lambda: "handbook/parking.md" in files(bot), timeout=30)
+            before = len(reports(slack))
+            assert bot.command("/reindex", ADMIN, text="ops").text == "Syncing `ops`… I'll post progress here."
+            report = finished(slack, before)
+            assert report.startswith(":white_check_mark: Sync finished") and "• `ops`: fetched 1" in report
+            assert "ops/restart.md" in files(bot)
+            assert not [n for n in files(bot) if n.startswith("intranet/")] and bot.services.reindexer.running, \
+                "all the while, the crawl was still waiting for the slow page"
+        finally:
+            bot.stop()
 
 
 def test_reindex_names_the_sources_to_sync_and_the_mass_delete_guard_waits_for_its_word(slack, tmp_path,
