@@ -165,7 +165,9 @@ class KnowledgeBase:
         from rag.sources.sync import make_connector
         from rag.sources.web import WebLimits
 
-        return make_connector(spec, workdir, WebLimits(request_seconds=self.settings.web_request_timeout))
+        s = self.settings
+        web = WebLimits(request_seconds=s.web_request_timeout, max_links=s.web_max_links, max_queued=s.web_max_queued)
+        return make_connector(spec, workdir, web)
 
     @cached_property
     def readers(self) -> ReaderResolver | None:

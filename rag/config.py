@@ -63,6 +63,8 @@ class Settings(BaseSettings):
 
     # The web source (rag.sources.web): what one crawl may spend on one page.
     web_request_timeout: float = 60.0  # seconds one request may take in all: connecting, headers and body
+    web_max_links: int = Field(1_000, ge=1)  # links of one page followed (and kept for the next crawl)
+    web_max_queued: int = Field(10_000, ge=1)  # links one crawl keeps waiting to be followed
 
     # Chunking.
     chunk_min_chars: int = 300

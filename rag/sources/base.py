@@ -68,8 +68,8 @@ class Fetched:
     calls: int = 0  # requests made to the source (API calls, HTTP requests, git fetches)
     state: dict[str, Any] = field(default_factory=dict)  # what the next fetch needs to be incremental
     version: str = ""  # the source's own version when it has one (a git commit)
-    # Who its documents' readers leave out and why, for whoever asked for the sync (no document is named):
-    # "the wiki group board-only is mapped to no chat group …"
+    # What else whoever asked for the sync should know, naming no document: who its documents' readers leave
+    # out and why ("the wiki group board-only is mapped to no chat group …"), a bound the fetch hit
     notes: list[str] = field(default_factory=list)
 
 

@@ -53,6 +53,8 @@ class WebLimits:
     """What one crawl may spend on one page (the AIE_WEB_… settings)."""
 
     request_seconds: float = DEADLINE  # one request, from connecting to the last byte of its answer
+    max_links: int = 1_000  # links followed (and kept for the next crawl) of one page
+    max_queued: int = 10_000  # links waiting to be followed at once
 
 
 @dataclass
@@ -85,7 +87,7 @@ class WebConnector:
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         with self._site() as site:
-            return _Crawl(site, Mirror(workdir / "pages"), state, progress).run()
+            return _Crawl(site, Mirror(workdir / "pages"), state, progress, self._limits).run()
 
     def check(self) -> CheckReport:
         """robots.txt, the sitemaps and the start page read; nothing written."""
@@ -159,6 +161,10 @@ def _content(url: str, answer: Answer, allowed: Callable[[str], bool]) -> _Conte
     return _Content(answer.body, suffix, DocumentMeta(url=url)) if suffix else None
 
 
+def _pages(count: int) -> str:
+    return "1 page" if count == 1 else f"{count} pages"
+
+
 def _records(state: dict[str, Any]) -> dict[str, Record]:
     """The records of the previous fetch; none when its state is of another version or unreadable."""
     pages = state.get("pages") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
@@ -198,16 +204,22 @@ def _modified(answer: Answer) -> tuple[str | None, float | None]:
 class _Crawl:
     """One fetch: the crawl, and the mirror brought up to date with what it found."""
 
-    def __init__(self, site: Site, mirror: Mirror, state: dict[str, Any], progress: Progress) -> None:
+    def __init__(self, site: Site, mirror: Mirror, state: dict[str, Any], progress: Progress,
+                 limits: WebLimits) -> None:
         self.site = site
         self.mirror = mirror
         self.progress = progress
+        self.limits = limits
         self.old = _records(state)
         self.fresh = not self.old  # no state (a first fetch, or a lost one): files here are of no known page
         self.failures = 0
         self.records: dict[str, Record] = {}
         self.taken = {r.name.lower(): url for url, r in self.old.items() if r.name}
         self.seen: set[str] = set()
+        self.queue: deque[str] = deque()  # links to follow, each once
+        self.queued: set[str] = set()
+        self.full = False  # links were left unfollowed: the queue was full
+        self.crowded = 0  # pages that link to more of the source than a page's links bound
         self.result = Fetched(root=mirror.root)
 
     def run(self) -> Fetched:
@@ -217,27 +229,46 @@ class _Crawl:
         self.progress(1, min(limit, len(listed or ()) + 1), start)
         self.seen.add(start)
         links = self._settle(start, self.site.start(self._validators))
-        queue, visited = deque(self._allowed(listed if listed is not None else links)), 1
-        while queue:
-            url = queue.popleft()
+        self._enqueue(listed if listed is not None else links)
+        visited = 1
+        while self.queue:
+            url = self.queue.popleft()
+            self.queued.discard(url)
             if url in self.seen:
                 continue
             if visited >= limit:
                 self.result.complete = False
                 break
             visited += 1
-            self.progress(visited, min(limit, visited + len(queue)), url)
+            self.progress(visited, min(limit, visited + len(self.queue)), url)
             links = self.visit(url)
             if listed is None:
-                queue.extend(self._allowed(links))
+                self._enqueue(links)
         self._recheck_unreached()
+        if self.full or self.crowded:
+            self.result.complete = False  # not every page it found was followed
         if self.fresh and self.result.complete and not self.failures:
             self._sweep()
         return self._finish()
 
-    def _allowed(self, links: list[str]) -> list[str]:
-        """The links not seen yet that robots.txt allows now (a page's stored links were read earlier)."""
-        return [u for u in links if u not in self.seen and self.site.allowed(u)]
+    def _enqueue(self, links: list[str]) -> None:
+        """Queue the links not seen nor queued yet that robots.txt allows now (a page's stored links were read
+        earlier), as long as the queue has room."""
+        for url in links:
+            if url in self.seen or url in self.queued or not self.site.allowed(url):
+                continue
+            if len(self.queue) >= self.limits.max_queued:
+                self.full = True
+                return
+            self.queue.append(url)
+            self.queued.add(url)
+
+    def _bounded(self, links: list[str]) -> list[str]:
+        """A page's links, as many as a page's bound lets the crawl follow and keep."""
+        if len(links) > self.limits.max_links:
+            self.crowded += 1
+            return links[: self.limits.max_links]
+        return links
 
     def visit(self, url: str) -> list[str]:
         """Fetch `url` and bring its document up to date; the source's pages it links to."""
@@ -267,8 +298,9 @@ class _Crawl:
 
     def _answered(self, url: str, answer: Answer) -> list[str]:
         if answer.status == 304 and url in self.old:
-            self.records[url] = self.old[url]
-            return self.old[url].links
+            record = self.old[url]
+            self.records[url] = replace(record, links=self._bounded(record.links))
+            return self.records[url].links
         if answer.status in GONE:
             self._remove(url)
             return []
@@ -280,6 +312,8 @@ class _Crawl:
     def _store(self, url: str, answer: Answer) -> list[str]:
         """A page answered 200: its document written when it changed; the source's pages it links to."""
         content = _content(url, answer, self.site.allowed)
+        if content is not None:
+            content = replace(content, links=self._bounded(content.links))
         old = self.old.get(url)
         validators = answer.headers.get("etag"), answer.headers.get("last-modified")
         if content is None:
@@ -365,6 +399,13 @@ class _Crawl:
 
     def _finish(self) -> Fetched:
         result = self.result
+        limits = self.limits
+        if self.crowded:
+            result.notes.append(f"{_pages(self.crowded)} linked to more than {limits.max_links} pages of the source "
+                                f"(AIE_WEB_MAX_LINKS): only the first {limits.max_links} of each were followed")
+        if self.full:
+            result.notes.append(f"more links were found than the crawl may queue ({limits.max_queued}, "
+                                "AIE_WEB_MAX_QUEUED): the rest were not followed")
         result.documents = {r.name: DocumentMeta.from_dict(r.meta) for r in self.records.values() if r.name}
         result.state = {"version": STATE_VERSION, "pages": {u: asdict(r) for u, r in self.records.items()}}
         result.calls = self.site.fetcher.calls

@@ -100,3 +100,15 @@ def test_a_sync_shown_in_chat_names_sources_not_the_documents_it_fetches(tmp_pat
     everyone = sync_text(report, SLACK_STYLE, visible=lambda name: not name.startswith("wiki/HR/"))
     assert "• `wiki`: fetched 0 · removed 0 · kept 1" in everyone and why not in everyone
     assert why in sync_text(report, SLACK_STYLE, visible=lambda name: True)
+
+
+def test_a_sync_report_says_which_bound_a_crawl_hit(tmp_path):
+    from bot.core.sources import sync_text
+    from rag.sources.base import Fetched
+    from rag.sources.sync import SourceOutcome, SyncReport
+
+    note = "more links were found than the crawl may queue (24, AIE_WEB_MAX_QUEUED): the rest were not followed"
+    fetched = Fetched(tmp_path, complete=False, notes=[note])
+    text = sync_text(SyncReport({"intranet": SourceOutcome("intranet", True, fetched=fetched)}), SLACK_STYLE)
+    assert text.splitlines()[1] == ("• `intranet`: fetched 0 · removed 0 · kept 0 · the listing was cut short: "
+                                    f"nothing it did not see was removed · {note}")

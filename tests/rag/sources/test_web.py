@@ -391,6 +391,33 @@ def test_a_page_trickling_its_answer_is_given_up_at_the_deadline_and_keeps_its_l
     assert "Per diem" in files(tmp_path)["travel.md"].decode()
 
 
+def test_the_crawl_queues_each_link_once_follows_a_bounded_number_and_says_so(tmp_path):
+    """Five pages each link to the same eight pages and to 400 of their own (the issue's 20,000 a page, made
+    small): the queue and each page's links are bounded, and a link on every page is queued once."""
+    with FakeWebsite() as site:
+        shared = [f"/docs/shared/{j}" for j in range(8)]
+        site.put("/docs/", page("Hub", [("All", "Every page.")], [f"p{i}" for i in range(5)]))
+        for i in range(5):
+            site.put(f"/docs/p{i}", page(f"Page {i}", [("Text", f"Page {i}.")],
+                                         shared + [f"/docs/p{i}/{j}" for j in range(400)]))
+        spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0, max_pages=5000)
+        conn = WebConnector(spec, env={}, sleep=Sleeps(), limits=WebLimits(max_links=20, max_queued=24))
+
+        fetched = fetch(conn, tmp_path)
+
+        asked = [h.path for h in site.page_hits()]
+    stored = {url: record["links"] for url, record in fetched.state["pages"].items()}
+    assert max(len(links) for links in stored.values()) == 20  # the menu's 4, the 8 shared, 8 of its own
+    assert len(json.dumps(fetched.state)) < 10_000
+    assert len(asked) == len(set(asked)) and len(asked) <= 1 + 4 + 5 + 8 + 5 * 8
+    assert "/docs/p0/7" in asked and "/docs/p0/8" not in asked
+    assert fetched.notes == [
+        "5 pages linked to more than 20 pages of the source (AIE_WEB_MAX_LINKS): only the first 20 of each were "
+        "followed",
+        "more links were found than the crawl may queue (24, AIE_WEB_MAX_QUEUED): the rest were not followed"]
+    assert not fetched.complete and set(fetched.documents) == {"index.md", *(f"p{i}.md" for i in range(5))}
+
+
 def test_a_site_that_cannot_be_reached_is_a_transient_source_error(tmp_path):
     with FakeWebsite() as site:
         url = site.url
