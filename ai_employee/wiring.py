@@ -166,7 +166,8 @@ class KnowledgeBase:
         from rag.sources.web import WebLimits
 
         s = self.settings
-        web = WebLimits(request_seconds=s.web_request_timeout, max_links=s.web_max_links, max_queued=s.web_max_queued)
+        web = WebLimits(request_seconds=s.web_request_timeout, max_html_bytes=int(s.max_html_mb * 2**20),
+                        extract_seconds=s.web_extract_timeout, max_links=s.web_max_links, max_queued=s.web_max_queued)
         return make_connector(spec, workdir, web)
 
     @cached_property
@@ -278,7 +279,8 @@ class KnowledgeBase:
             timeout=s.parse_timeout,
             memory_limit_mb=s.parse_memory_mb,
         )
-        return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024))
+        return DocumentLoader(options, max_file_bytes=int(s.max_file_mb * 1024 * 1024),
+                              max_html_bytes=int(s.max_html_mb * 1024 * 1024))
 
     def builder(self, loader: DocumentLoader, by: str = "") -> IndexBuilder:
         from rag.chunking import Chunker

@@ -59,10 +59,12 @@ class Settings(BaseSettings):
     mineru_tier: str | None = None
     parse_timeout: float = 300.0
     max_file_mb: float = 50.0
+    max_html_mb: float = 5.0  # an HTML file's or web page's: parsing one costs far more than its size suggests
     parse_memory_mb: int = 4096  # address space of the parser's child process; 0: no limit
 
     # The web source (rag.sources.web): what one crawl may spend on one page.
     web_request_timeout: float = 60.0  # seconds one request may take in all: connecting, headers and body
+    web_extract_timeout: float = 30.0  # seconds reading one page's text may take (in a child process)
     web_max_links: int = Field(1_000, ge=1)  # links of one page followed (and kept for the next crawl)
     web_max_queued: int = Field(10_000, ge=1)  # links one crawl keeps waiting to be followed
 

@@ -92,8 +92,10 @@ def shadowed_by_mineru_output(path: Path) -> str | None:
 
 
 class DocumentLoader:
-    def __init__(self, mineru: MinerUOptions, max_file_bytes: int = 50 * 1024 * 1024) -> None:
+    def __init__(self, mineru: MinerUOptions, max_file_bytes: int = 50 * 1024 * 1024,
+                 max_html_bytes: int = 5 * 1024 * 1024) -> None:
         self.max_file_bytes = max_file_bytes
+        self.max_html_bytes = max_html_bytes  # HTML costs far more to parse than its size suggests
         self._mineru = mineru
         self._worker: MinerUWorker | None = None
 
@@ -109,6 +111,9 @@ class DocumentLoader:
         if len(data) > self.max_file_bytes:
             raise SkipFile(f"too large ({len(data) / 2**20:.1f} MB > {self.max_file_bytes / 2**20:.0f} MB limit)")
         name, suffix = path.name.lower(), path.suffix.lower()
+        if suffix in _HTML_SUFFIXES and len(data) > self.max_html_bytes:
+            raise SkipFile(f"too large for HTML ({len(data) / 2**20:.1f} MB > {self.max_html_bytes / 2**20:g} MB "
+                           "limit, AIE_MAX_HTML_MB)")
         meta: dict[str, str] = {}
         declared = DeclaredMetadata()
         if name.endswith(CONTENT_LIST_SUFFIX):

@@ -29,14 +29,14 @@ import httpx
 from rag.parsing.metadata import normalize_date
 from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
 from rag.sources.config import WebSource
-from rag.sources.web_extract import read_page
-from rag.sources.web_http import DEADLINE, TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable, shown
+from rag.sources.web_http import (DEADLINE, HTML, MAX_HTML_BYTES, TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable,
+                                  shown)
 from rag.sources.web_mirror import Mirror
+from rag.sources.web_reader import EXTRACT_SECONDS, PageReader, TooSlow
 from rag.sources.web_site import GONE, Reached, Site
 from rag.sources.web_urls import CrawlBounds
 
 STATE_VERSION = 1
-_HTML = {"text/html", "application/xhtml+xml"}
 _FILES = {
     "application/pdf": ".pdf",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
@@ -50,9 +50,11 @@ _UNTYPED = {"", "application/octet-stream", "binary/octet-stream"}  # then the U
 
 @dataclass(frozen=True)
 class WebLimits:
-    """What one crawl may spend on one page (the AIE_WEB_… settings)."""
+    """What one crawl may spend (the AIE_WEB_… settings and AIE_MAX_HTML_MB)."""
 
     request_seconds: float = DEADLINE  # one request, from connecting to the last byte of its answer
+    max_html_bytes: int = MAX_HTML_BYTES  # an HTML page's size (a larger one is not read)
+    extract_seconds: float = EXTRACT_SECONDS  # reading the text of one HTML page
     max_links: int = 1_000  # links followed (and kept for the next crawl) of one page
     max_queued: int = 10_000  # links waiting to be followed at once
 
@@ -86,13 +88,14 @@ class WebConnector:
         self._limits = limits
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
-        with self._site() as site:
-            return _Crawl(site, Mirror(workdir / "pages"), state, progress, self._limits).run()
+        with self._session() as session:
+            return _Crawl(session, Mirror(workdir / "pages"), state, progress, self._limits).run()
 
     def check(self) -> CheckReport:
         """robots.txt, the sitemaps and the start page read; nothing written."""
         try:
-            with self._site() as site:
+            with self._session() as session:
+                site = session.site
                 site.read_robots()
                 listed = site.sitemap_pages()
                 reached = site.start(lambda _: {})
@@ -100,15 +103,17 @@ class WebConnector:
                     found = len(dict.fromkeys([reached.url, *listed]))
                     detail = f"sitemap lists {found} pages under {shown(self.bounds.start)}"
                 else:
-                    page = read_page(reached.answer.body, reached.url) if _kind(reached.answer) in _HTML else None
-                    found = 1 + len([u for u in (page.links if page else []) if site.allowed(u) and u != reached.url])
+                    content = _content(reached.url, reached.answer, site.allowed, session.reader)
+                    found = 1 + len([u for u in (content.links if content else []) if u != reached.url])
                     detail = f"no sitemap; the start page links to {found - 1} pages under {shown(self.bounds.start)}"
         except SourceError as exc:
             return CheckReport(False, detail=str(exc))
+        except TooSlow as exc:
+            return CheckReport(False, detail=f"the start page of {self.name}: {exc.reason}")
         limit = f" (max_pages {self.spec.max_pages})" if found > self.spec.max_pages else ""
         return CheckReport(True, found, detail + limit)
 
-    def _site(self) -> _Session:
+    def _session(self) -> _Session:
         token = None
         if self.spec.token_env:
             token = self._env.get(self.spec.token_env)
@@ -119,20 +124,23 @@ class WebConnector:
 
 
 class _Session:
-    """A Site with its Fetcher and, unless one was given, its own HTTP client, closed after."""
+    """A Site with its Fetcher and, unless one was given, its own HTTP client; the reader of its pages. Both
+    closed after."""
 
     def __init__(self, spec: WebSource, bounds: CrawlBounds, token: str | None, client: httpx.Client | None,
                  sleep: Callable[[float], None], limits: WebLimits) -> None:
         self._own = client is None
         self._client = client or httpx.Client(timeout=TIMEOUT)
         fetcher = Fetcher(site=bounds.origin, token=token, delay=spec.delay, client=self._client, sleep=sleep,
-                          deadline=limits.request_seconds)
+                          max_html_bytes=limits.max_html_bytes, deadline=limits.request_seconds)
         self.site = Site(spec, bounds, fetcher)
+        self.reader = PageReader(limits.extract_seconds)
 
-    def __enter__(self) -> Site:
-        return self.site
+    def __enter__(self) -> _Session:
+        return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self.reader.close()
         if self._own:
             self._client.close()
 
@@ -148,10 +156,11 @@ class _Content:
     links: list[str] = field(default_factory=list)
 
 
-def _content(url: str, answer: Answer, allowed: Callable[[str], bool]) -> _Content | None:
-    """The document in a 200 answer: a page's main content, or a file as it is; None when it is neither."""
-    if _kind(answer) in _HTML:
-        page = read_page(answer.body, url, answer.charset)
+def _content(url: str, answer: Answer, allowed: Callable[[str], bool], reader: PageReader) -> _Content | None:
+    """The document in a 200 answer: a page's main content, or a file as it is; None when it is neither.
+    Raises TooSlow when the page's text cannot be read in time."""
+    if answer.kind in HTML:
+        page = reader.read(answer.body, url, answer.charset)
         links = [u for u in page.links if allowed(u)]
         if not page.index:
             return _Content(None, links=links)
@@ -174,15 +183,9 @@ def _records(state: dict[str, Any]) -> dict[str, Record]:
         return {}
 
 
-def _kind(answer: Answer | None) -> str:
-    if answer is None:
-        return ""
-    return answer.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
 def _suffix(answer: Answer, url: str) -> str | None:
     """The file suffix of a non-HTML document, None when the answer is not one the indexer reads."""
-    kind = _kind(answer)
+    kind = answer.kind
     if kind in _FILES:
         return _FILES[kind]
     if kind in _UNTYPED:
@@ -204,9 +207,10 @@ def _modified(answer: Answer) -> tuple[str | None, float | None]:
 class _Crawl:
     """One fetch: the crawl, and the mirror brought up to date with what it found."""
 
-    def __init__(self, site: Site, mirror: Mirror, state: dict[str, Any], progress: Progress,
+    def __init__(self, session: _Session, mirror: Mirror, state: dict[str, Any], progress: Progress,
                  limits: WebLimits) -> None:
-        self.site = site
+        self.site = session.site
+        self.reader = session.reader
         self.mirror = mirror
         self.progress = progress
         self.limits = limits
@@ -220,6 +224,7 @@ class _Crawl:
         self.queued: set[str] = set()
         self.full = False  # links were left unfollowed: the queue was full
         self.crowded = 0  # pages that link to more of the source than a page's links bound
+        self.unread: dict[str, int] = {}  # why pages the mirror has no copy of could not be read: how many
         self.result = Fetched(root=mirror.root)
 
     def run(self) -> Fetched:
@@ -311,13 +316,17 @@ class _Crawl:
 
     def _store(self, url: str, answer: Answer) -> list[str]:
         """A page answered 200: its document written when it changed; the source's pages it links to."""
-        content = _content(url, answer, self.site.allowed)
+        try:
+            content = _content(url, answer, self.site.allowed, self.reader)
+        except TooSlow as exc:
+            self._keep(url, exc.reason)
+            return []
         if content is not None:
             content = replace(content, links=self._bounded(content.links))
         old = self.old.get(url)
         validators = answer.headers.get("etag"), answer.headers.get("last-modified")
         if content is None:
-            self._keep(url, f"not a document ({_kind(answer) or 'no type'})", failed=False)
+            self._keep(url, f"not a document ({answer.kind or 'no type'})", failed=False)
             return []
         if content.data is None or not content.data.strip():
             if old is not None and old.name and content.data is not None:
@@ -370,6 +379,8 @@ class _Crawl:
             self.records[url] = record
             if record.name:
                 self.result.kept[record.name] = reason
+        elif record is None and failed:
+            self.unread[reason] = self.unread.get(reason, 0) + 1
 
     def _remove(self, url: str) -> None:
         record = self.records.pop(url, None) or self.old.get(url)
@@ -406,6 +417,7 @@ class _Crawl:
         if self.full:
             result.notes.append(f"more links were found than the crawl may queue ({limits.max_queued}, "
                                 "AIE_WEB_MAX_QUEUED): the rest were not followed")
+        result.notes += [f"{_pages(count)} not read: {reason}" for reason, count in self.unread.items()]
         result.documents = {r.name: DocumentMeta.from_dict(r.meta) for r in self.records.values() if r.name}
         result.state = {"version": STATE_VERSION, "pages": {u: asdict(r) for u, r in self.records.items()}}
         result.calls = self.site.fetcher.calls

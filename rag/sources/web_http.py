@@ -1,9 +1,9 @@
 """The web source's HTTP: one request at a time, spaced by the source's delay, retried with backoff on
 5xx answers, timeouts and dropped connections (a 429 or 503 waits what its Retry-After asks, up to a
-minute), never following a redirect by itself, reading at most `max_bytes` of a body, each request done
-within `deadline` seconds (connecting, headers and body: a server trickling its answer is not waited for
-longer, nor asked again), counting every request, and sending the bearer token only to the source's own
-origin."""
+minute), never following a redirect by itself, reading at most `max_bytes` of a body (`max_html_bytes` of
+an HTML page's, which costs far more to read), each request done within `deadline` seconds (connecting,
+headers and body: a server trickling its answer is not waited for longer, nor asked again), counting every
+request, and sending the bearer token only to the source's own origin."""
 
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ ROBOTS_AGENT = "ai-employee"  # the product token a robots.txt group names to ad
 RETRIED = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not waited for: the page is kept, the source says when
 MAX_BYTES = 50 * 1024 * 1024  # the indexer's own limit for one file
+MAX_HTML_BYTES = 5 * 1024 * 1024  # an HTML page's (AIE_MAX_HTML_MB)
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)  # each wait for the next bytes
 DEADLINE = 60.0  # seconds one request may take in all (AIE_WEB_REQUEST_TIMEOUT)
+HTML = frozenset({"text/html", "application/xhtml+xml"})
 
 _log = logging.getLogger(__name__)
 
@@ -42,11 +44,21 @@ class Answer:
     body: bytes = b""
     too_large: bool = False
     charset: str | None = None  # the one its Content-Type names
+    limit: int = MAX_BYTES  # the most of its body that is read
+
+    @property
+    def kind(self) -> str:
+        """The media type its Content-Type names ("" when none)."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
     @property
     def reason(self) -> str:
         """Why a page could not be read, as `kept` reports it."""
-        return f"larger than {MAX_BYTES // 2**20} MB" if self.too_large else f"HTTP {self.status}"
+        if not self.too_large:
+            return f"HTTP {self.status}"
+        if self.kind in HTML:
+            return f"an HTML page larger than {megabytes(self.limit)} (AIE_MAX_HTML_MB)"
+        return f"larger than {megabytes(self.limit)}"
 
     def retry_after(self) -> float | None:
         return retry_after(self.headers.get("retry-after"))
@@ -98,7 +110,7 @@ class Fetcher:
 
     def __init__(self, *, site: str, token: str | None, delay: float, client: httpx.Client,
                  sleep: Callable[[float], None] = time.sleep, attempts: int = 3, max_bytes: int = MAX_BYTES,
-                 deadline: float = DEADLINE) -> None:
+                 max_html_bytes: int = MAX_HTML_BYTES, deadline: float = DEADLINE) -> None:
         self.delay = delay
         self.calls = 0
         self._site = site  # the origin the token belongs to
@@ -106,6 +118,7 @@ class Fetcher:
         self._client = client
         self._sleep = sleep
         self._max_bytes = max_bytes
+        self._max_html_bytes = max_html_bytes
         self._deadline = deadline
         self._last = float("-inf")
         self._backoff = wait_exponential(multiplier=0.5, min=0.5, max=10)
@@ -160,12 +173,13 @@ class Fetcher:
             raise Unreachable(f"unreadable answer ({exc.__class__.__name__})") from None
 
     def _read(self, response: httpx.Response, answer: Answer, stop: threading.Event) -> None:
+        answer.limit = self._max_html_bytes if answer.kind in HTML else self._max_bytes
         body = bytearray()
         for chunk in response.iter_bytes():
             if stop.is_set():
                 return  # past the deadline: nobody waits for this answer any more
             body += chunk
-            if len(body) > self._max_bytes:
+            if len(body) > answer.limit:
                 answer.too_large = True
                 break
         answer.body = bytes(body)
@@ -174,6 +188,10 @@ class Fetcher:
         wait = self.delay - (time.monotonic() - self._last)
         if wait > 0:
             self._sleep(wait)
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 2**20:g} MB"
 
 
 def shown(url: str) -> str:

@@ -157,6 +157,15 @@ def test_oversized_file_is_skipped(loader, tmp_path):
         load(loader, path)
 
 
+def test_an_html_file_over_the_html_limit_is_skipped_before_it_is_parsed(tmp_path):
+    path = tmp_path / "export.html"
+    path.write_bytes(b"<html><body><h1>Export</h1>" + b"<p>row of the export</p>" * 8_000 + b"</body></html>")
+    loader = DocumentLoader(MinerUOptions(home=str(tmp_path / "mineru")), max_html_bytes=2**17)
+    with pytest.raises(SkipFile) as caught:
+        load(loader, path)
+    assert caught.value.reason == "too large for HTML (0.2 MB > 0.125 MB limit, AIE_MAX_HTML_MB)"
+
+
 def test_encrypted_pdf_is_skipped(loader, tmp_path):
     from pypdf import PdfReader, PdfWriter
 
