@@ -14,6 +14,10 @@ from rag.config import Settings
 from tests.processes import RedisProcess, free_port
 
 PROJECT = Path(__file__).resolve().parent.parent
+# The commands the tests run print for a terminal this wide (rich reads COLUMNS when it writes to a pipe), so
+# that a long temporary path — longer under pytest-xdist, whose workers nest theirs — never wraps a line a
+# test reads.
+os.environ["COLUMNS"] = "1000"
 DATASETS = PROJECT.parent / "shared" / "datasets"
 LAWREF = DATASETS / "lawref"
 HANDBOOK = PROJECT / "examples" / "handbook"
@@ -26,8 +30,13 @@ ENTITLEMENT_ZH = "员工入职满一年后享受带薪年休假。"
 
 @pytest.fixture(scope="session")
 def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data dir whose work cache (embeddings, tokens) is shared by the whole session."""
-    return tmp_path_factory.mktemp("aie-data")
+    """A data dir whose work cache (embeddings, tokens) is shared by the whole run: by every pytest-xdist
+    worker too (their base temp folders share a parent), so that a text is embedded once per run."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.mktemp("aie-data")
+    shared = tmp_path_factory.getbasetemp().parent / "aie-data"
+    shared.mkdir(exist_ok=True)
+    return shared
 
 
 @pytest.fixture
