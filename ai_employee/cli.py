@@ -76,6 +76,9 @@ def _print_report(report: IndexReport) -> None:
     )
     if report.roots:
         stdout.print(f"  roots: {', '.join(report.roots)}")
+    if report.collections_moved:
+        stdout.print("  [yellow]moved to another collection:[/] "
+                     + ", ".join(f"{count} {escape(move)}" for move, count in report.collections_moved.items()))
     stdout.print(
         "  time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in t.items() if seconds >= 0.05)
     )
@@ -108,9 +111,10 @@ def _planned_roots(kb: KnowledgeBase, paths: list[Path], add: bool, replace: boo
     return plan.roots
 
 
-def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None, show_progress: bool) -> IndexReport:
+def _index(kb: KnowledgeBase, paths: list[Path] | None, exclude: list[str] | None, show_progress: bool,
+           rename_collections: bool = False) -> IndexReport:
     with index_progress(show_progress) as view:
-        return kb.refresh(paths, exclude, view)
+        return kb.refresh(paths, exclude, view, rename_collections=rename_collections)
 
 
 @app.command()
@@ -118,6 +122,9 @@ def index(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Folders or files to index (default: the previous ones).")] = None,
     add: Annotated[bool, typer.Option("--add", help="Add PATH to the indexed folders.")] = False,
     replace: Annotated[bool, typer.Option("--replace", help="Index only PATH: the other folders' documents go away.")] = False,
+    rename_collections: Annotated[bool, typer.Option(
+        "--rename-collections", help="Let indexed documents move to another collection (refused otherwise, "
+                                     "with what would move: a scopes file naming the old one stops reaching them).")] = False,
     exclude_file: Annotated[Optional[Path], typer.Option(help="File listing paths or globs to leave out.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     allow_empty: Annotated[bool, typer.Option(
@@ -138,7 +145,7 @@ def index(
     if add and replace:
         fail("--add and --replace exclude each other")
     if kb.settings.sources_file is not None:
-        if paths or add or replace or exclude_file:
+        if paths or add or replace or exclude_file or rename_collections:
             fail(f"the knowledge base is built from the sources in AIE_SOURCES_FILE ({kb.settings.sources_file}): "
                  "declare the folder there as a source (type: folder), or unset AIE_SOURCES_FILE")
         from ai_employee.sources_cli import sources_sync
@@ -161,7 +168,8 @@ def index(
         paths = _planned_roots(kb, paths, add, replace)
     try:
         exclude = read_exclude_file(exclude_file) if exclude_file else None
-        report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json)
+        report = _index(kb, paths or None, exclude, show_progress=sys.stderr.isatty() or not as_json,
+                        rename_collections=rename_collections)
     except Exception as exc:
         if out_of_space(exc, kb.settings.data_dir):
             fail(f"{full_disk(kb.settings.data_dir)}: nothing was indexed, {_index_in_use(kb)}")

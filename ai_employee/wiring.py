@@ -121,16 +121,18 @@ class KnowledgeBase:
                    milvus_name="aie_eval_" + hashlib.sha256(tag.encode()).hexdigest()[:12])
 
     def refresh(self, paths: list[Path] | None, exclude: list[str] | None = None,
-                progress: Callable[[IndexProgress], None] | None = None, by: str = "") -> IndexReport:
+                progress: Callable[[IndexProgress], None] | None = None, by: str = "",
+                rename_collections: bool = False) -> IndexReport:
         """Build or refresh the index (parsing in MinerU's worker process, closed afterwards), then tell
-        the other replicas; `by` names who asked, for whoever finds the reindex lock taken."""
+        the other replicas; `by` names who asked, for whoever finds the reindex lock taken. A document it
+        would move to another collection stops it, unless `rename_collections`."""
         from rag import bilingual
 
         # Read (or parsed and kept in the data dir) while the index builds: the first question does not wait.
         parsing = bilingual.load_in_background(self.settings.data_dir)
         loader = self.loader()
         try:
-            report = self.builder(loader, by).build(paths, exclude, progress)
+            report = self.builder(loader, by).build(paths, exclude, progress, rename_collections=rename_collections)
         finally:
             loader.close()
             if parsing is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from bot.core.logs import described
-from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused
+from rag.index.builder import CollectionsRenamed, EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused
 from rag.index.snapshot import IndexBusyError, IndexLockLost
 
 if TYPE_CHECKING:
@@ -93,6 +93,10 @@ def failure_reason(exc: BaseException) -> str:
     if isinstance(exc, MassDeleteRefused):
         return (f"the sync of {exc.source} would remove {exc.removing} of its {exc.total} documents, so nothing "
                 f"was published; to allow it: `/reindex {exc.source} allow-mass-delete`")
+    if isinstance(exc, CollectionsRenamed):
+        # counted, not named: the report may be read where not every collection may be
+        return (f"the reindex would move {sum(exc.moves.values())} documents to another collection, so nothing "
+                "was published; `ai-employee index` says which, and `--rename-collections` allows it")
     return "something unexpected went wrong (the details are in the bot's log)"
 
 

@@ -61,6 +61,19 @@ class MassDeleteRefused(RuntimeError):
         self.source, self.removing, self.total = source, removing, total
 
 
+class CollectionsRenamed(RuntimeError):
+    """A build would move indexed documents to another collection, so that a scopes file naming the old one
+    no longer reaches them: nothing is published until the admin says so (`rename_collections`)."""
+
+    def __init__(self, moves: Mapping[tuple[str, str], int]) -> None:
+        said = ", ".join(f"{count} from {old} to {new}" for (old, new), count in sorted(moves.items()))
+        named = ", ".join(sorted({old for old, _ in moves}))
+        super().__init__(f"indexing would move documents to another collection ({said}): a scopes file or /scope "
+                         f"naming {named} would no longer reach them; nothing was changed (allow it with "
+                         "--rename-collections, then update the scopes)")
+        self.moves = dict(moves)
+
+
 @dataclass(frozen=True)
 class SourceRoot:
     """A declared source as the builder reads it: the folder its connector keeps and what the source says of
@@ -98,6 +111,8 @@ class IndexReport:
     unchanged: int = 0
     # Files whose name changed only because the number of roots did (`--add` to a one-root index).
     refiled: list[str] = field(default_factory=list)
+    # Documents moved to another collection, by "old → new" (only ever with rename_collections)
+    collections_moved: dict[str, int] = field(default_factory=dict)
     # Unchanged content whose version or date is read anew: a new commit, a copy with a new file time,
     # or metadata an older release of the indexer did not read.
     metadata_updated: list[str] = field(default_factory=list)
@@ -175,9 +190,14 @@ class IndexBuilder:
         roots: list[Path] | None = None,
         exclude: list[str] | None = None,
         progress: Callable[[IndexProgress], None] | None = None,
+        *,
+        rename_collections: bool = False,
     ) -> IndexReport:
+        """Index `roots` (None: the live index's). A document the build would move to another collection
+        refuses it (CollectionsRenamed) unless `rename_collections`."""
         progress = progress or (lambda _: None)
-        return self._published(lambda: self._prepare(roots, exclude, progress), progress)
+        return self._published(
+            lambda: self._prepare(roots, exclude, progress, rename_collections=rename_collections), progress)
 
     def build_sources(
         self,
@@ -210,6 +230,7 @@ class IndexBuilder:
     def _prepare(
         self, roots: list[Path] | None, exclude: list[str] | None, progress: Callable[[IndexProgress], None],
         declared: list[SourceRoot] | None = None, allow_mass_delete: bool = False,
+        rename_collections: bool = False,
     ) -> _Prepared:
         started = time.perf_counter()
         timings: dict[str, float] = {}
@@ -290,6 +311,7 @@ class IndexBuilder:
             _refuse_mass_delete(report.removed, prev_manifest)
         if prev_manifest is not None and declared is None:
             _match_refiled(report, results, prev_manifest)
+            report.collections_moved = _collections_moved(results, prev_manifest, report.roots, rename_collections)
         if (
             previous is not None
             and rebuild_reason is None
@@ -440,6 +462,8 @@ class IndexBuilder:
                 raise SkipFile(f"access lists hold more than {MAX_IDS} ids in all")
         if source.source:
             _apply_source(doc, source)
+        else:
+            doc.collection = source.collection
         chunks = self.chunker.chunk(doc)
         if not chunks:
             raise SkipFile("no text to index")
@@ -456,18 +480,24 @@ class IndexBuilder:
     @staticmethod
     def _reuse(source: SourceFile, digest: str, prev: FileRecord, chunks: list[Chunk], fallback: FileDate) -> _FileResult:
         """The previous chunks of an unchanged file, re-dated when the date was its commit or file time
-        and that moved (text, ids and embeddings stay: the date is not part of what is embedded)."""
+        and that moved (text, ids and embeddings stay: the date is not part of what is embedded), and moved to
+        the collection its folder now gives it (an index made when several roots named their documents'
+        collections after the roots; the build refuses this unless told: _collections_moved)."""
         redate = prev.date_source in VOLATILE_DATE_SOURCES and (prev.date, prev.date_source) != (
             fallback.date, fallback.source
         )
+        recollect = not source.source and chunks[0].collection != source.collection
         # Counted again from the kept chunks: an index made before passages' languages were counted, or
         # counted by script alone (a German handbook as "en"), gets them as they are now judged.
         languages = _languages(chunks)
-        if not redate and prev.languages == languages:
+        if not redate and not recollect and prev.languages == languages:
             return _FileResult(source, digest, chunks, prev)
         if redate:
             chunks = [replace(c, doc_date=fallback.date) for c in chunks]
             prev = replace(prev, date=fallback.date, date_source=fallback.source)
+        if recollect:
+            chunks = [replace(c, collection=source.collection) for c in chunks]
+            prev = replace(prev, collection=source.collection)
         record = replace(prev, languages=languages)
         return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
@@ -603,6 +633,25 @@ def _match_refiled(report: IndexReport, results: list[_FileResult], prev_manifes
         (report.refiled if same else report.changed).append(new)
     report.added = [r for r in report.added if r in added]
     report.removed = sorted(removed)
+
+
+def _collections_moved(results: list[_FileResult], prev_manifest: Manifest, roots: list[str],
+                       allowed: bool) -> dict[str, int]:
+    """How many documents of the live index this build moves to another collection ("old → new": count);
+    CollectionsRenamed unless `allowed`."""
+    old_name = refiled_name(prev_manifest.roots, roots) or (lambda name: None)
+    moves: dict[tuple[str, str], int] = {}
+    for result in results:
+        name = result.source.rel
+        old = name if name in prev_manifest.files else old_name(name)
+        if old is None or old not in prev_manifest.files:
+            continue  # a new document
+        before, after = prev_manifest.collection(old), result.chunks[0].collection
+        if before != after:
+            moves[(before, after)] = moves.get((before, after), 0) + 1
+    if moves and not allowed:
+        raise CollectionsRenamed(moves)
+    return {f"{old} → {new}": count for (old, new), count in sorted(moves.items())}
 
 
 def _apply_source(doc, source: SourceFile) -> None:

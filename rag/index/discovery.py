@@ -18,7 +18,7 @@ class SourceFile:
     path: Path
     rel: str  # forward-slash path relative to its root (prefixed by the root's name when several)
     source: str = ""  # the declared source it belongs to (rag.sources); "" for a folder given to `index`
-    collection: str = ""  # the source's collection; "": the first folder under the root decides
+    collection: str = ""  # its collection: the source's, or the first folder under its own root (public)
     meta: DocumentMeta | None = None  # what the source says of the document, over the file's own metadata
 
 
@@ -56,13 +56,18 @@ def discover(roots: list[Path], exclude: list[str]) -> tuple[list[SourceFile], d
     for root in roots:
         prefix = f"{root.name}/" if multi else ""
         if root.is_file():
-            _add_file(root, prefix + root.name, exclude, found, passed)
+            _add_file(root, prefix, root.name, exclude, found, passed)
             continue
         _Walk(root, prefix, exclude, found, passed).run()
     return list(found.values()), passed
 
 
-def _add_file(path: Path, rel: str, exclude: list[str], found: dict[str, SourceFile], passed: dict[str, str]) -> None:
+def _add_file(path: Path, prefix: str, inner: str, exclude: list[str], found: dict[str, SourceFile],
+              passed: dict[str, str]) -> None:
+    """`inner`: the file's path under its root, which decides its collection whatever the number of roots (so
+    adding a folder never moves another's documents to another collection); `prefix`: its root's name with
+    several roots."""
+    rel = prefix + inner
     if any(part.startswith(".") for part in Path(rel).parts):
         return  # hidden files and folders (.git, .DS_Store…)
     if is_excluded(rel, exclude):
@@ -72,7 +77,7 @@ def _add_file(path: Path, rel: str, exclude: list[str], found: dict[str, SourceF
     if not is_candidate(path):
         passed[rel] = f"unsupported file type ({path.suffix.lower() or 'no extension'})"
         return
-    found[rel] = SourceFile(path, rel)
+    found[rel] = SourceFile(path, rel, collection=collection_of(inner))
 
 
 class _Walk:
@@ -112,7 +117,7 @@ class _Walk:
             elif entry.is_dir(follow_symlinks=False):
                 self._walk(Path(entry.path), name)
             elif entry.is_file(follow_symlinks=False):
-                _add_file(Path(entry.path), self.prefix + name, self.exclude, self.found, self.passed)
+                _add_file(Path(entry.path), self.prefix, name, self.exclude, self.found, self.passed)
 
     def _follow(self, link: Path, rel: str) -> None:
         """A link is judged by its target: never indexed under its own name, so it cannot carry a hidden,
@@ -130,8 +135,8 @@ class _Walk:
         named = self.prefix + where if where != "." else "the indexed folder itself"
         # The report is posted where the link's collection is read: it names a target only of that collection
         # (a hidden or excluded one never), so a link cannot tell a channel what another collection holds.
-        inner = named + "/" if kind == "folder" else named  # a folder's files are of its first folder
-        told = named if where == "." or collection_of(inner) == collection_of(shown) else None
+        inner = where + "/" if kind == "folder" else where  # a folder's files are of its first folder
+        told = named if where == "." or collection_of(inner) == collection_of(rel) else None
         if where != "." and _hidden(where):
             self.passed[shown] = f"symbolic link to a hidden {kind}; not indexed"
         elif where != "." and _excluded_path(self.prefix, where, self.exclude):

@@ -367,6 +367,68 @@ def test_indexing_a_second_folder_never_silently_drops_the_first(tmp_path):
     assert f"roots: {eng.resolve()}, {hr.resolve()}" in run(data, "index").stdout  # no PATH: every root
 
 
+def _collections_of(data: Path, query: str) -> dict[str, str]:
+    """Each file `search` finds for `query`, with the collection it is in."""
+    hits = json.loads(run(data, "search", query, "--json").stdout)["hits"]
+    return {hit["chunk"]["file"]: hit["chunk"]["collection"] for hit in hits}
+
+
+def _handbook_and_mydocs(tmp_path: Path) -> tuple[Path, Path]:
+    handbook, mydocs = tmp_path / "handbook", tmp_path / "mydocs"
+    (handbook / "hr").mkdir(parents=True)
+    mydocs.mkdir()
+    (handbook / "travel.md").write_text("# Travel\n\nHotels are paid up to 150 EUR a night.\n")
+    (handbook / "hr" / "leave.md").write_text("# Leave\n\nEveryone gets 26 days of paid annual leave.\n")
+    (mydocs / "parking.md").write_text("# Parking\n\nStaff park on level B2 of the garage.\n")
+    return handbook, mydocs
+
+
+def test_adding_a_folder_moves_no_document_to_another_collection(tmp_path):
+    """A scopes file naming `public` and `hr` keeps reaching the handbook's documents after `--add`."""
+    handbook, mydocs = _handbook_and_mydocs(tmp_path)
+    data = tmp_path / "data"
+    run(data, "index", str(handbook))
+    before = _collections_of(data, "hotel night leave days parking")
+    assert before == {"travel.md": "public", "hr/leave.md": "hr"}
+    run(data, "index", "--add", str(mydocs))
+    after = _collections_of(data, "hotel night leave days parking")
+    assert after == {"handbook/travel.md": "public", "handbook/hr/leave.md": "hr", "mydocs/parking.md": "public"}
+    public = json.loads(run(data, "search", "hotel night", "--scope", "public", "--json").stdout)["hits"]
+    assert public[0]["chunk"]["file"] == "handbook/travel.md"
+
+
+def test_an_index_whose_collections_a_refresh_would_rename_says_so_and_waits(tmp_path):
+    """An index an earlier version built from two folders named each folder's documents' collection after
+    the folder; the refresh that would move them to the collections their own folders give says what would
+    move and changes nothing until told."""
+    handbook, mydocs = _handbook_and_mydocs(tmp_path)
+    data = tmp_path / "data"
+    run(data, "index", str(handbook), str(mydocs))
+    snapshot = data / "index" / "snapshots" / (data / "index" / "CURRENT").read_text().strip()
+    chunks = [json.loads(line) for line in (snapshot / "chunks.jsonl").read_text().splitlines()]
+    for chunk in chunks:  # as the earlier version wrote them: the root's name is the collection
+        chunk["collection"] = chunk["file"].split("/")[0]
+    (snapshot / "chunks.jsonl").write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks))
+    manifest = json.loads((snapshot / "manifest.json").read_text())
+    for record in manifest["files"].values():
+        record["collection"] = ""
+    (snapshot / "manifest.json").write_text(json.dumps(manifest))
+
+    refused = run(data, "index", check=False)
+    assert refused.returncode == 1
+    message = " ".join(refused.stderr.split())
+    assert ("indexing would move documents to another collection (1 from handbook to hr, 1 from handbook to "
+            "public, 1 from mydocs to public): a scopes file or /scope naming handbook, mydocs would no longer "
+            "reach them; nothing was changed") in message
+    assert "--rename-collections" in message
+    assert _collections_of(data, "hotel night leave days parking")["handbook/travel.md"] == "handbook"
+
+    moved = json.loads(run(data, "index", "--rename-collections", "--json").stdout)
+    assert moved["collections_moved"] == {"handbook → hr": 1, "handbook → public": 1, "mydocs → public": 1}
+    assert _collections_of(data, "hotel night leave days parking") == {
+        "handbook/travel.md": "public", "handbook/hr/leave.md": "hr", "mydocs/parking.md": "public"}
+
+
 def test_replace_says_how_many_documents_go_away(tmp_path):
     eng, hr = _folders(tmp_path)
     data = tmp_path / "data"
