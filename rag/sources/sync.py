@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.index.builder import IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
-from rag.index.snapshot import Manifest
+from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
+from rag.index.snapshot import IndexLockLost, Manifest
 from rag.sources.base import CheckReport, Connector, DocumentMeta, Fetched, SourceError
 from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
 from rag.sources.readers import ReaderResolver, chat_ids_only, unresolved
@@ -127,7 +127,12 @@ class SourceSync:
             progress(IndexProgress("fetch", len(mine), len(mine)))
             fetched = {name for name, outcome in report.sources.items() if outcome.publish}
             if fetched:
-                report.index = self._publish(fetched, report, allow_mass_delete, progress)
+                try:
+                    report.index = self._publish(fetched, report, allow_mass_delete, progress)
+                except Exception as exc:  # raised to the caller, and kept as each fetched source's last error
+                    _not_published(report, fetched, exc)
+                    self._record(report, states, by)
+                    raise
             self._record(report, states, by)
         report.sources = {spec.name: report.sources[spec.name] for spec in picked}  # in the order asked
         return report
@@ -282,6 +287,14 @@ def due_sources(specs: list[Spec], states: StateStore, now: float) -> list[str]:
         if at is not None and at <= now:
             due.append(spec.name)
     return due
+
+
+def _not_published(report: SyncReport, names: Iterable[str], exc: Exception) -> None:
+    """The sources fetched for a build that failed: failed too, with why (what `sources list` shows)."""
+    why = str(exc) if isinstance(exc, (MassDeleteRefused, EmptyIndexError, IndexLockLost)) else UNEXPECTED
+    for name in names:
+        outcome = report.sources[name]
+        outcome.ok, outcome.error = False, f"fetched, but nothing was published: {why}"
 
 
 def _last_good(before: Mapping[str, DocumentMeta], now: Mapping[str, DocumentMeta],

@@ -112,3 +112,31 @@ def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_
     assert unreadable.returncode == 0, unreadable.stderr
     assert ("! space ENG: Confluence's answer did not list who may view it, so no one is let in to its pages"
             in " ".join(unreadable.stdout.split()))
+
+
+LEAVE = "# Leave\n\nEveryone gets 26 days of paid annual leave a year.\n"
+
+
+def indexed_handbook(tmp_path: Path) -> Path:
+    """A handbook indexed with `ai-employee index PATH`, before any sources file: its own file in `public`,
+    hr/'s in `hr`."""
+    handbook = tmp_path / "handbook"
+    (handbook / "hr").mkdir(parents=True)
+    (handbook / "travel.md").write_text(POLICY, encoding="utf-8")
+    (handbook / "hr" / "leave.md").write_text(LEAVE, encoding="utf-8")
+    indexed = run(tmp_path, None, "index", str(handbook))
+    assert indexed.returncode == 0, indexed.stderr
+    return handbook
+
+
+def test_a_sync_that_published_nothing_shows_why_in_the_sources_table(tmp_path: Path) -> None:
+    indexed_handbook(tmp_path)
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "ops.md").write_text(RUNBOOK, encoding="utf-8")
+    sources = f"sources:\n  - {{name: ops, type: folder, path: {tmp_path / 'ops'}, collection: eng}}\n"
+    refused = run(tmp_path, sources, "sources", "sync")
+    assert refused.returncode == 1 and "would remove 2 of its 2 documents" in refused.stderr
+    listed = json.loads(run(tmp_path, sources, "sources", "list", "--json").stdout)
+    assert listed[0]["failures"] == 1 and listed[0]["last_error"].startswith(
+        "fetched, but nothing was published: the sync of the folders indexed with `ai-employee index` would "
+        "remove 2 of its 2 documents")
