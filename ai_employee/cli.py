@@ -69,7 +69,7 @@ def _print_report(report: IndexReport) -> None:
     stdout.print(
         f"  added {len(report.added)} · changed {len(report.changed)} · removed {len(report.removed)} · "
         f"unchanged {report.unchanged}"
-        + (f" · renamed with their root {len(report.refiled)}" if report.refiled else "")
+        + (f" · renamed {len(report.refiled)}" if report.refiled else "")
         + (f" (version or date updated: {len(report.metadata_updated)})" if report.metadata_updated else "")
         + f" · newly embedded chunks {report.embedded} "
         f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ai_employee.output import fail, knowledge_base, print_json, stdout
+from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
 from ai_employee.progress import index_progress, stderr
 
 if TYPE_CHECKING:
@@ -119,6 +119,38 @@ def _print_sync(report: SyncReport) -> None:
             stdout.print(f"  [yellow]![/] {escape(note)}")
     if report.index is not None:
         _print_report(report.index)
+
+
+@sources_app.command("adopt")
+def sources_adopt() -> None:
+    """Declare the folders indexed with `ai-employee index PATH` in AIE_SOURCES_FILE (created when missing) as
+    folder sources that read them where they lie, each document in the collection it is in: the next
+    `sources sync` renames their documents and deletes nothing."""
+    from rag.sources.adopt import adopted_sources, entry_line, replace_text, with_sources
+    from rag.sources.config import SourcesFileError
+
+    kb = knowledge_base()
+    file = kb.settings.sources_file
+    if file is None:
+        fail("set AIE_SOURCES_FILE to the sources file to write the folders into (it is created when missing)")
+    require_index(kb)
+    try:
+        text = file.read_text(encoding="utf-8") if file.exists() else ""
+        declared = [s.name for s in kb.sources] if text.strip() else []
+        entries = adopted_sources(kb.store.current_manifest(), declared)
+    except (OSError, SourcesFileError, ValueError) as exc:
+        fail(str(exc), code=2)
+    if not entries:
+        stdout.print("Nothing to adopt: the index holds no document indexed with `ai-employee index PATH`.")
+        return
+    lines = "\n".join(f"  - {entry_line(entry)}" for entry in entries)
+    try:
+        replace_text(file, with_sources(text, entries, str(file)))
+    except SourcesFileError:
+        fail(f"{file}: its `sources` list cannot be extended at its end; add these lines to it yourself:\n{lines}")
+    stdout.print(f"Added to {escape(str(file))}:\n{escape(lines)}\n`ai-employee sources sync` now renames their "
+                 "documents <source>/<path> in the same collections; nothing is removed or embedded again.",
+                 highlight=False)
 
 
 @sources_app.command("check")

@@ -22,7 +22,7 @@ from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
 from rag.index.embed_worker import EmbedWorker
 from rag.index.git_dates import commit_dates
-from rag.index.roots import refiled_name
+from rag.index.roots import indexed_paths, refiled_name
 from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
@@ -49,15 +49,18 @@ class EmptyIndexError(RuntimeError):
 
 
 INDEXED_FOLDERS = "the folders indexed with `ai-employee index`"
+# What keeps those documents when sources take over (a folder source reading them where they lie)
+ADOPT = ("; `ai-employee sources adopt` declares those folders in AIE_SOURCES_FILE as folder sources that keep "
+         "their documents and collections")
 
 
 class MassDeleteRefused(RuntimeError):
     """A sync would take more than half of a source's documents out of the index: nothing is published
     until an admin allows it (`allow_mass_delete`)."""
 
-    def __init__(self, source: str, removing: int, total: int) -> None:
+    def __init__(self, source: str, removing: int, total: int, hint: str = "") -> None:
         super().__init__(f"the sync of {source} would remove {removing} of its {total} documents; nothing was "
-                         "changed (allow it with --allow-mass-delete)")
+                         f"changed (allow it with --allow-mass-delete){hint}")
         self.source, self.removing, self.total = source, removing, total
 
 
@@ -145,6 +148,7 @@ class _FileResult:
     tokens: list[list[str]] = field(default_factory=list)
     glosses: list[list[str]] = field(default_factory=list)  # rag.bilingual.gloss, per chunk ([]: not glossed)
     metadata_updated: bool = False
+    content: str = ""  # the digest of what the file holds, before what its source says of it (when parsed)
 
 
 @dataclass
@@ -307,10 +311,14 @@ class IndexBuilder:
         prev_files = set(prev_manifest.files) if prev_manifest else set()
         report.removed = sorted(prev_files - {r.source.rel for r in results})
         declared_sources = _declared(declared)
+        if prev_manifest is not None and declared is not None:
+            _match_renamed(report, results, prev_manifest, _taken_over(prev_manifest))
         if declared is not None and not allow_mass_delete:
             _refuse_mass_delete(report.removed, prev_manifest)
         if prev_manifest is not None and declared is None:
-            _match_refiled(report, results, prev_manifest)
+            old_name = refiled_name(prev_manifest.roots, report.roots)
+            if old_name is not None:
+                _match_renamed(report, results, prev_manifest, lambda result: old_name(result.source.rel))
             report.collections_moved = _collections_moved(results, prev_manifest, report.roots, rename_collections)
         if (
             previous is not None
@@ -444,7 +452,7 @@ class IndexBuilder:
             raise SkipFile(f"unreadable: {exc.strerror}") from None
         sidecar = read_sidecar(source.path)
         # The access list is part of what the file says: changing it re-indexes the file.
-        digest = hashlib.sha256(data if sidecar is None else data + b"\0access\0" + sidecar).hexdigest()
+        digest = content = hashlib.sha256(data if sidecar is None else data + b"\0access\0" + sidecar).hexdigest()
         if source.source:  # what the source says of it (its URL, version, readers…) is part of it too
             said = json.dumps([source.collection, source.meta.to_dict() if source.meta else {}], sort_keys=True)
             digest = hashlib.sha256(f"{digest}\0source\0{said}".encode()).hexdigest()
@@ -475,7 +483,7 @@ class IndexBuilder:
                             collection=doc.collection, languages=_languages(chunks))
         # Same content, parsed again only because an older indexer read less metadata: the snapshot changes.
         upgraded = reuse_chunks and prev is not None and prev.hash == digest and prev.metadata_version != METADATA_VERSION
-        return _FileResult(source, digest, chunks, record, metadata_updated=upgraded)
+        return _FileResult(source, digest, chunks, record, metadata_updated=upgraded, content=content)
 
     @staticmethod
     def _reuse(source: SourceFile, digest: str, prev: FileRecord, chunks: list[Chunk], fallback: FileDate) -> _FileResult:
@@ -616,23 +624,35 @@ def _fallback_date(path: Path, git_dates: dict[Path, str]) -> FileDate:
     return FileDate(committed, DATE_FROM_GIT) if committed else file_time(path)
 
 
-def _match_refiled(report: IndexReport, results: list[_FileResult], prev_manifest: Manifest) -> None:
-    """A file that is only renamed by a change in the number of roots is neither added nor removed."""
-    old_name = refiled_name(prev_manifest.roots, report.roots)
-    if old_name is None:
-        return
+def _match_renamed(report: IndexReport, results: list[_FileResult], prev_manifest: Manifest,
+                   old_name: Callable[[_FileResult], str | None]) -> None:
+    """A file only renamed — by a change in the number of roots, or by a folder source that now reads an
+    indexed folder — is neither added nor removed: `old_name` gives its name in the live index (None: new)."""
     removed, added = set(report.removed), set(report.added)
     for result in results:
         new = result.source.rel
-        old = old_name(new)
-        if new not in added or old not in removed:
+        old = old_name(result) if new in added else None
+        if old is None or old not in removed:
             continue
         added.discard(new)
         removed.discard(old)
-        same = prev_manifest.files[old].hash == result.digest
+        same = prev_manifest.files[old].hash == result.content
         (report.refiled if same else report.changed).append(new)
     report.added = [r for r in report.added if r in added]
     report.removed = sorted(removed)
+
+
+def _taken_over(prev_manifest: Manifest) -> Callable[[_FileResult], str | None]:
+    """For a declared source's document, the name `ai-employee index` gave the same file, when the live index
+    holds it so and the source keeps it in its collection (moving to a sources file renames, never deletes)."""
+    indexed = [name for name, record in prev_manifest.files.items() if not record.source]
+    where = indexed_paths(prev_manifest.roots, indexed) if indexed else {}
+
+    def old_name(result: _FileResult) -> str | None:
+        old = where.get(result.source.path.resolve()) if where else None
+        return old if old is not None and prev_manifest.collection(old) == result.chunks[0].collection else None
+
+    return old_name
 
 
 def _collections_moved(results: list[_FileResult], prev_manifest: Manifest, roots: list[str],
@@ -742,5 +762,7 @@ def _refuse_mass_delete(removed: list[str], prev_manifest: Manifest | None) -> N
         source = prev_manifest.files[name].source
         leaving[source] = leaving.get(source, 0) + 1
     for source, count in sorted(leaving.items()):
+        if not source:  # sources taking over from `index PATH`: any document no source keeps would go
+            raise MassDeleteRefused(INDEXED_FOLDERS, count, totals[source], ADOPT)
         if count * 2 > totals[source]:
-            raise MassDeleteRefused(source or INDEXED_FOLDERS, count, totals[source])
+            raise MassDeleteRefused(source, count, totals[source])

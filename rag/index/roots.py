@@ -45,3 +45,24 @@ def refiled_name(before: list[str], after: list[str]) -> Callable[[str], str | N
         prefix = Path(after[0]).name + "/"
         return lambda new: prefix + new
     return None
+
+
+def root_of(roots: list[str], name: str) -> tuple[Path, str] | None:
+    """The root an indexed file `name` is under, and its path under that root (rag.index.discovery names it
+    so: bare with one root, after its root's name with several); None when no root is."""
+    if len(roots) == 1:
+        return Path(roots[0]), name
+    first, _, inner = name.partition("/")
+    root = next((Path(r) for r in roots if Path(r).name == first), None)
+    return (root, inner) if root is not None else None
+
+
+def indexed_paths(roots: list[str], names: list[str]) -> dict[Path, str]:
+    """Where the indexed files `names` lie, resolved: each one's path -> its name."""
+    found: dict[Path, str] = {}
+    for name in names:
+        placed = root_of(roots, name)
+        if placed is not None:
+            root, inner = placed
+            found[(root if root.is_file() else root / inner).resolve()] = name
+    return found

@@ -129,6 +129,13 @@ def indexed_handbook(tmp_path: Path) -> Path:
     return handbook
 
 
+def in_file(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command with AIE_SOURCES_FILE naming tmp_path/sources.yaml as it is (or is not) there."""
+    env = cli_env(tmp_path / "data") | {"AIE_SOURCES_FILE": str(tmp_path / "sources.yaml")}
+    return subprocess.run([sys.executable, "-m", "ai_employee.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
 def test_a_sync_that_published_nothing_shows_why_in_the_sources_table(tmp_path: Path) -> None:
     indexed_handbook(tmp_path)
     (tmp_path / "ops").mkdir()
@@ -140,3 +147,30 @@ def test_a_sync_that_published_nothing_shows_why_in_the_sources_table(tmp_path: 
     assert listed[0]["failures"] == 1 and listed[0]["last_error"].startswith(
         "fetched, but nothing was published: the sync of the folders indexed with `ai-employee index` would "
         "remove 2 of its 2 documents")
+
+
+def test_moving_from_indexed_folders_to_a_sources_file_keeps_every_document(tmp_path: Path) -> None:
+    handbook = indexed_handbook(tmp_path)
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "ops.md").write_text(RUNBOOK, encoding="utf-8")
+    ops = f"  - {{name: ops, type: folder, path: {tmp_path / 'ops'}, collection: eng}}\n"
+    (tmp_path / "sources.yaml").write_text(f"# the knowledge sources\nsources:\n{ops}", encoding="utf-8")
+    refused = in_file(tmp_path, "sources", "sync")
+    assert refused.returncode == 1 and "would remove 2 of its 2 documents" in refused.stderr
+    assert "`ai-employee sources adopt` declares those folders" in " ".join(refused.stderr.split())
+    adopted = in_file(tmp_path, "sources", "adopt")
+    assert adopted.returncode == 0, adopted.stderr
+    assert (tmp_path / "sources.yaml").read_text(encoding="utf-8") == (
+        f"# the knowledge sources\nsources:\n{ops}  - {{name: handbook, type: folder, path: {handbook}, exclude: [hr]}}\n"
+        f"  - {{name: handbook-hr, type: folder, path: {handbook / 'hr'}, collection: hr}}\n")
+    assert "sources sync" in adopted.stdout
+
+    synced = in_file(tmp_path, "sources", "sync", "--json")
+    assert synced.returncode == 0, synced.stderr
+    index = json.loads(synced.stdout)["index"]
+    assert (index["added"], index["removed"]) == (["ops/ops.md"], [])
+    assert sorted(index["refiled"]) == ["handbook-hr/leave.md", "handbook/travel.md"]
+    hr = json.loads(in_file(tmp_path, "search", "annual leave days", "--scope", "hr", "--json").stdout)["hits"]
+    assert [hit["chunk"]["file"] for hit in hr] == ["handbook-hr/leave.md"]
+    again = in_file(tmp_path, "sources", "adopt")
+    assert again.returncode == 0 and "Nothing to adopt" in again.stdout
