@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -240,15 +241,22 @@ class Answerer:
 
     async def answer(self, question: Question, reply: ReplySink, *,
                      no_index_message: str = no_index("the reindex command")) -> Answer | None:
-        """The finished answer (None when it failed or was stopped; the user was told)."""
+        """The finished answer (None when it failed or was stopped; the user was told). One log line says
+        how it went: platform, place, outcome and latency (the question's words only at DEBUG)."""
+        arrived = time.monotonic()  # its wait for a free answer slot counts
         async with _Slot(self._slots) as slot:
             _slot.set(slot)  # in this task's own context (each event is answered in a task of its own)
             try:
-                return await self._answer(question, reply, no_index_message)
+                final, outcome = await self._answer(question, reply, no_index_message)
             finally:
                 _slot.set(None)  # not reset(): a task closed at shutdown finishes in another context
+        _log_question(question, outcome, time.monotonic() - arrived)
+        return final
 
-    async def _answer(self, question: Question, reply: ReplySink, no_index_message: str) -> Answer | None:
+    async def _answer(self, question: Question, reply: ReplySink,
+                      no_index_message: str) -> tuple[Answer | None, str]:
+        """The finished answer, and the outcome the log says (answered, refused, stopped, unfinished, or the
+        kind of failure)."""
         final: Answer | None = None
         stream = self.pipeline.answer(question.text, question.history, scope=question.scope)
         try:
@@ -258,18 +266,17 @@ class Answerer:
                 else:
                     await reply.append(item)
         except AnswerStopped:
-            _log.info("user stopped the answer", extra={"event_id": question.event_id})
             await stream.aclose()
-            return None
+            return None, "stopped"
         except QuestionTooLong as exc:
-            return await self._fail(reply, exc.message, question, "too_long")
+            return None, await self._fail(reply, exc.message, question, "too_long")
         except IndexNotFoundError:
-            return await self._fail(reply, no_index_message, question, "no_index")
+            return None, await self._fail(reply, no_index_message, question, "no_index")
         except Exception:  # noqa: BLE001 - the user gets a short message; the log gets the details
             _log.exception("answering failed", extra={"event_id": question.event_id})
-            return await self._fail(reply, FAILED, question, "failed")
+            return None, await self._fail(reply, FAILED, question, "failed")
         if final is None:
-            return await self._fail(reply, FAILED, question, "failed")
+            return None, await self._fail(reply, FAILED, question, "failed")
         if self.metrics is not None:
             self.metrics.answered(final, question.platform)
         answer_id = await self._record(final, question)
@@ -281,7 +288,8 @@ class Answerer:
             if self.metrics is not None:
                 self.metrics.failed("unfinished", question.platform)
             await self._tell(reply.notice(NOT_FINISHED), question)
-        return final
+            return final, "unfinished"
+        return final, "refused" if final.refused else "answered"
 
     async def _record(self, answer: Answer, question: Question) -> str | None:
         """The recorded answer's id; None when it could not be recorded (the answer is shown without votes)."""
@@ -305,10 +313,12 @@ class Answerer:
         """`question` embedded as retrieval embeds it for `index_version` (blocking): where votes are judged."""
         return self.pipeline.finder.query_vector(question, index_version)
 
-    async def _fail(self, reply: ReplySink, message: str, question: Question, kind: str) -> None:
+    async def _fail(self, reply: ReplySink, message: str, question: Question, kind: str) -> str:
+        """End the reply with `message`; `kind`, the failure's name in metrics and the log."""
         if self.metrics is not None:
             self.metrics.failed(kind, question.platform)
         await self._tell(reply.fail(message), question)
+        return kind
 
     async def _tell(self, telling: Awaitable[None], question: Question) -> None:
         try:
@@ -316,6 +326,14 @@ class Answerer:
         except Exception as exc:  # noqa: BLE001 - nothing more can reach the user; the log says why
             reason = exc.reason if isinstance(exc, DeliveryError) else described(exc)
             _log.error("could not tell the user about a failure: %s", reason, extra={"event_id": question.event_id})
+
+
+def _log_question(question: Question, outcome: str, seconds: float) -> None:
+    """The question's one line in the log; its words only at DEBUG (they may be personal)."""
+    line = f"question on {question.platform} in {question.conversation}: {outcome} in {seconds * 1000:.0f} ms"
+    if _log.isEnabledFor(logging.DEBUG):
+        line += f" — {question.text!r}"
+    _log.info("%s", line, extra={"event_id": question.event_id})
 
 
 def shown_uncited(answer: Answer) -> list[str]:

@@ -275,6 +275,8 @@ class Reindexer:
         try:
             report = await self._run(show, style, request)
         except Exception as exc:  # the schedule finding another replica at work keeps nothing
+            if isinstance(exc, MassDeleteRefused):  # a source no longer declared, the `index PATH` folders
+                _log.warning("sync held back: %s", exc)
             if by is not None or not isinstance(exc, (IndexBusyError, IndexLockLost)):
                 self._finish(run, None, failure_reason(exc))
             raise
@@ -288,6 +290,8 @@ class Reindexer:
         synced = None if result is None or isinstance(result, IndexReport) else result
         report = synced.index if synced is not None else result
         self.last = ReindexRun(run.by, run.started, self._clock(), report, reason, run.platform, synced)
+        if result is not None:
+            _log_result(result, run.by, run.platform)
         if self.finished is not None:
             self.finished(self.last)
 
@@ -312,6 +316,23 @@ class Reindexer:
         # Load the new snapshot off the event loop so the next question does not wait for it.
         await asyncio.to_thread(self.warm)
         return report
+
+
+def _log_result(result: IndexReport | SyncReport, by: str | None, platform: str) -> None:
+    """What `serve`'s log says of a finished reindex: one line a source synced, held back or failed (bot.core
+    .sources), or one for a reindex of the indexed folders."""
+    asked = f" (asked by {by} on {platform})" if by else ""
+    if not isinstance(result, IndexReport):
+        from bot.core.sources import sync_log
+
+        for level, line in sync_log(result):
+            _log.log(level, "%s%s", line, asked)
+    elif result.up_to_date:
+        _log.info("reindex: already up to date (version %s)%s", result.version, asked)
+    else:
+        _log.info("reindex: added %d, changed %d, removed %d, skipped %d in %.1f s (version %s)%s",
+                  len(result.added), len(result.changed), len(result.removed), len(result.skipped),
+                  result.seconds, result.version, asked)
 
 
 async def _quietly(update: Awaitable[None]) -> None:

@@ -87,8 +87,8 @@ class SyncScheduler:
         except (ReindexBusy, IndexBusyError, IndexLockLost) as exc:  # someone else syncs: they publish, we follow
             _log.debug("scheduled sync of %s skipped: %s", name, exc)
             again = True
-        except MassDeleteRefused as exc:
-            _log.warning("scheduled sync held back: %s", exc)
+        except MassDeleteRefused:
+            pass  # logged by the Reindexer, as every held-back deletion is
         except Exception:  # noqa: BLE001 - the schedule keeps going; the next tick tries again
             _log.exception("the scheduled sync of %s failed", name)
         else:  # another run syncing it may have fetched it before the change

@@ -4,6 +4,7 @@ each surface parses its own command into words and renders the texts and rows it
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -76,10 +77,8 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
             kept = (f"it is published with its last good readers, but {n} document{'s' if n > 1 else ''} "
                     "restricted at the source since then reach no one until the readers can be looked up")
         return f"• {name}: {style.bold}failed{style.bold} — {style.escape(outcome.error)}{fix}; {kept}"
-    # Counted in the index, whatever the connector could tell (a folder is read where it lies).
     prefix = outcome.name + "/"
-    taken = sum(n.startswith(prefix) for n in (index.added + index.changed)) if index else 0
-    removed = sum(n.startswith(prefix) for n in index.removed) if index else 0
+    taken, removed = _counted(outcome.name, index)
     kept = outcome.fetched.kept
     line = f"• {name}: fetched {taken} · removed {removed} · kept {len(kept)}"
     # Why a document was kept may name it (a wiki attachment's title): said only where it may be read
@@ -91,6 +90,33 @@ def _outcome_line(outcome: SourceOutcome, index: IndexReport | None, style: Text
     if outcome.fetched.notes:  # (they name no document)
         line += " · " + style.escape("; ".join(outcome.fetched.notes))
     return line
+
+
+def _counted(source: str, index: IndexReport | None) -> tuple[int, int]:
+    """A source's documents the index took in (added or changed) and removed, counted in the index whatever the
+    connector could tell (a folder is read where it lies)."""
+    prefix = source + "/"
+    taken = sum(n.startswith(prefix) for n in (index.added + index.changed)) if index else 0
+    removed = sum(n.startswith(prefix) for n in index.removed) if index else 0
+    return taken, removed
+
+
+def sync_log(report: SyncReport) -> list[tuple[int, str]]:
+    """(level, line) of each source synced, for the log: what it took in, removed and kept, and how long the
+    fetch and the index build took; a held-back deletion or a failure with why."""
+    lines = []
+    built = report.index.seconds if report.index is not None else 0.0
+    for outcome in report.sources.values():
+        if outcome.held_back is not None:
+            lines.append((logging.WARNING, f"sync of {outcome.name} held back: {outcome.held_back}"))
+        elif not outcome.ok:
+            lines.append((logging.WARNING, f"sync of {outcome.name} failed after {outcome.seconds:.1f} s: "
+                                           f"{outcome.error}"))
+        else:
+            taken, removed = _counted(outcome.name, report.index)
+            lines.append((logging.INFO, f"sync of {outcome.name}: fetched {taken}, removed {removed}, kept "
+                                        f"{len(outcome.fetched.kept)} in {outcome.seconds + built:.1f} s"))
+    return lines
 
 
 def sync_text(report: SyncReport, style: TextStyle, visible: Visible | None = None,
