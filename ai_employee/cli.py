@@ -395,10 +395,20 @@ def ask(
 ) -> None:
     """Answer a question from the knowledge base, citing every statement (with --channel: only from what the
     bot may use there, for that person)."""
+    from bot.core.answering import ASK_FOR_A_QUESTION, nothing_to_ask
+
     if user and not channel:
         fail("--user goes with --channel: the place decides what may be quoted")
     if platform not in PLATFORMS:
         fail(f"--platform must be one of {', '.join(PLATFORMS)}")
+    # What the chat surfaces do with a message first: "thanks!" or "hi" gets the courtesy reply, not a search
+    reply = nothing_to_ask(question.strip(), ASK_FOR_A_QUESTION)
+    if reply is not None:
+        if as_json:
+            print_json({"question": question, "reply": reply})
+        else:
+            stdout.print(reply, markup=False, highlight=False)
+        return
     kb = knowledge_base()
     require_index(kb)
     try:

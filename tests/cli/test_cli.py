@@ -441,6 +441,18 @@ def test_replace_says_how_many_documents_go_away(tmp_path):
     assert json.loads(run(data, "status", "--json").stdout)["files"] == 2
 
 
+def test_ask_answers_thanks_and_greetings_as_the_bot_does(handbook_index):
+    data, _ = handbook_index
+    thanked = run(data, "ask", "thanks!", "--channel", "C0GENERAL")
+    assert thanked.stdout == "You're welcome! Ask me anything else about our documents.\n"
+    assert json.loads(run(data, "ask", "好的，谢谢", "--json").stdout) == {"question": "好的，谢谢",
+                                                                         "reply": "不客气！还有其他问题随时问我。"}
+    greeted = run(data, "ask", "hi!")
+    assert greeted.stdout.startswith("Hi! Ask me anything about our policies and documents")
+    empty = run(data, "ask", " ")
+    assert empty.stdout == "Ask me a question about the company's documents\n"
+
+
 def test_ask_marks_a_sentence_the_answer_model_invented(handbook_index):
     from tests.fakes.openai_server import FakeOpenAIServer
 
