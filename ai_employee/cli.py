@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ai_employee.feedback_cli import feedback_app
 from ai_employee.noise import quiet_libraries
-from ai_employee.output import fail, knowledge_base, print_json, require_index, settings, stdout
+from ai_employee.output import Commands, fail, knowledge_base, print_json, require_index, settings, stdout
 from ai_employee.progress import counter, index_progress, stderr
 from ai_employee.sources_cli import sources_app
 
@@ -35,7 +35,7 @@ MODES = ("hybrid", "dense", "bm25")  # rag.retrieval.MODES, checked before anyth
 PLATFORMS = ("slack", "teams")
 SCOPE_HELP = "Only these collections (first folders under the indexed root), e.g. hr,public; access lists are not checked."
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
+app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True, help="A knowledge-base assistant that cites its sources.")
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ai_employee.output import fail, knowledge_base, print_json, stdout
+from ai_employee.output import Commands, fail, knowledge_base, print_json, stdout
 
-feedback_app = typer.Typer(no_args_is_help=True, help="Votes users gave answers and citations, and what they do.")
+feedback_app = typer.Typer(cls=Commands, no_args_is_help=True, help="Votes users gave answers and citations, and what they do.")
 DAY = 86400.0
 
 

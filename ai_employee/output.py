@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from ai_employee.progress import console, stderr
 
@@ -16,6 +17,29 @@ if TYPE_CHECKING:
     from rag.config import Settings
 
 stdout = console()
+
+
+class Commands(TyperGroup):
+    """Typer's group of commands, its help showing flags bare: typer writes a flag's type after it (`--json
+    <bool>`), as if the flag took a value."""
+
+    def get_help_option(self, ctx):
+        return _bare(super().get_help_option(ctx))
+
+    def get_command(self, ctx, cmd_name):
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            for param in command.params:
+                _bare(param)
+            _bare(command.get_help_option(ctx))
+        return command
+
+
+def _bare(param):
+    """`param`, shown without a type in help when it is a flag."""
+    if param is not None and getattr(param, "is_flag", False):
+        param.metavar = ""
+    return param
 
 
 def fail(message: str, code: int = 1) -> None:

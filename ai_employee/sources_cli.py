@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ai_employee.output import fail, knowledge_base, print_json, require_index, stdout
+from ai_employee.output import Commands, fail, knowledge_base, print_json, require_index, stdout
 from ai_employee.progress import index_progress, stderr
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rag.sources.base import CheckReport
     from rag.sources.sync import SyncReport
 
-sources_app = typer.Typer(no_args_is_help=True, help="The knowledge sources: list, sync and check them.")
+sources_app = typer.Typer(cls=Commands, no_args_is_help=True, help="The knowledge sources: list, sync and check them.")
 NAMES = typer.Argument(help="Source names (default: every declared source).")
 _TITLES = 10  # page titles `sources check` shows per finding (--json lists them all)
 

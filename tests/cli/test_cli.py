@@ -210,6 +210,14 @@ def test_help_loads_none_of_the_heavy_libraries():
                                                        timeout=120).stdout
 
 
+@pytest.mark.parametrize("command", [(), ("index",), ("sources", "sync"), ("feedback", "adjustments"), ("ask",)])
+def test_help_shows_flags_bare_and_the_type_of_what_an_option_takes(tmp_path, command):
+    shown = run(tmp_path, *command, "--help").stdout
+    assert "<bool>" not in shown and re.search(r"--help +Show this message and exit", shown), shown
+    if command == ("index",):
+        assert re.search(r"--json +Print the report as JSON", shown) and re.search(r"--exclude-file +<path>", shown)
+
+
 def run_in(cwd: Path, data_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ai_employee.cli", *args], env=cli_env(data_dir) | (env or {}),
                           capture_output=True, text=True, timeout=900, cwd=cwd)
