@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -10,6 +11,12 @@ from rag.links import unlink
 BlockKind = Literal["heading", "text", "table"]
 SECTION_SEPARATOR = " › "
 PUBLIC = "public"  # the collection of files directly under the indexed root
+
+
+# Hex digits of a commit that name a git source's document version (rag.sources.git): a fixed length, as git's
+# own abbreviation grows with the repository and would change every version
+SHORT_COMMIT = 12
+_COMMIT = re.compile(rf"[0-9a-f]{{{SHORT_COMMIT}}}")
 
 
 def collection_of(rel: str) -> str:
@@ -87,7 +94,8 @@ class Chunk:
         version, when = self.doc_version.strip(), self.doc_date.strip()
         if not version:
             return when
-        label = f"v{version}" if version[0].isdigit() else version
+        # A commit (a git source's version) is shown as it is, whichever character its hash starts with
+        label = f"v{version}" if version[0].isdigit() and not _COMMIT.fullmatch(version) else version
         return label if not when or when in version else f"{label} · {when}"
 
     @property

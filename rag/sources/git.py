@@ -27,10 +27,10 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
 from rag.sources.config import GitSource
 from rag.sources.git_cli import GitFailed, last_commits, output, redact, run_git
+from rag.types import SHORT_COMMIT
 
 _CHECKOUT, _PARTIAL, _COMMITS = "checkout", "checkout.partial", "commits.json"
 _FETCHED = "refs/sources/fetched"  # where the downloaded branch tip is kept, whatever the branch is called
-_SHORT = 12  # a fixed length: git's own abbreviation grows with the repository and would change every version
 _FILE_MODES = (b"100644", b"100755")
 _LINK_MODE = b"120000"
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -100,7 +100,7 @@ class GitConnector:
         documents = {self._name(path): self._meta(path, last.get(path)) for path in tree.files
                      if _visible(self._name(path))}
         changed, removed = self._changes(checkout, state, commit, documents)
-        progress(len(documents), len(documents), f"{len(documents)} files at {commit[:_SHORT]}")
+        progress(len(documents), len(documents), f"{len(documents)} files at {commit[:SHORT_COMMIT]}")
         return Fetched(root=checkout / self._prefix if self._prefix else checkout, documents=documents,
                        changed=changed, removed=removed, calls=1, version=commit,
                        state={"commit": commit, "path": self._prefix})
@@ -110,7 +110,7 @@ class GitConnector:
             self._validate()
             remote = self._remote()
             commit = self._tip(remote)
-            detail = f"{remote.shown}: branch {self.spec.branch} at {commit[:_SHORT]}"
+            detail = f"{remote.shown}: branch {self.spec.branch} at {commit[:SHORT_COMMIT]}"
             checkout = self._workdir / _CHECKOUT if self._workdir else None
             head = self._head(checkout) if checkout and (checkout / ".git").is_dir() else None
             if checkout is None or head is None:
@@ -120,7 +120,7 @@ class GitConnector:
             return CheckReport(False, detail=str(exc))
         except GitFailed as exc:
             return CheckReport(False, detail=f"git source {self.name}: {exc}")
-        return CheckReport(True, count, detail + f"; the checkout holds {count} documents at {head[:_SHORT]}")
+        return CheckReport(True, count, detail + f"; the checkout holds {count} documents at {head[:SHORT_COMMIT]}")
 
     # -- the remote --------------------------------------------------------------------------------------
 
@@ -238,7 +238,7 @@ class GitConnector:
             if kind != b"tree":
                 what = "is a file, not a folder" if kind else "does not exist"
                 raise SourceError(f"git source {self.name}: the path {self._prefix!r} {what} on branch "
-                                  f"{self.spec.branch} (commit {commit[:_SHORT]}): check path")
+                                  f"{self.spec.branch} (commit {commit[:SHORT_COMMIT]}): check path")
         files, links = [], []
         listing = output(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", self._pathspec)
         for entry in listing.split(b"\0"):
@@ -271,7 +271,7 @@ class GitConnector:
             return DocumentMeta()
         commit, day = last
         url = self._link(path, commit)
-        return DocumentMeta(url=url, link="lines" if url else "plain", version=commit[:_SHORT], date=day)
+        return DocumentMeta(url=url, link="lines" if url else "plain", version=commit[:SHORT_COMMIT], date=day)
 
     def _link(self, path: str, commit: str) -> str | None:
         """The file on the web view at `commit`: `{web_url}/blob/{commit}/{path}` (GitHub, GitLab, Gitea), or

@@ -3,7 +3,7 @@ import pytest
 from rag.citations import MarkerRewriter, finalize
 from rag.markers import neutralise, strip_canonical
 from rag.support import SupportScorer
-from rag.types import Chunk
+from rag.types import Chunk, Citation
 
 
 def chunk(n: int, text: str, title: str = "Travel Policy", section: tuple[str, ...] = ("Meals",), page: int | None = 3) -> Chunk:
@@ -201,3 +201,12 @@ def test_a_flagged_line_of_a_table_or_code_block_keeps_its_markdown():
     check = finalize(text, sources, order, unsupported_note=" (not found in the sources)")
     assert check.text == answer.replace("in full.", "in full (not found in the sources).")
     assert len(check.uncited) == 3, "the row and the code line are still reported as unsupported"
+
+
+@pytest.mark.parametrize("commit", ["e8a1d5fed230", "993f89b254c9"])
+def test_a_commit_as_version_is_shown_as_it_is_whatever_it_starts_with(commit):
+    chunk = Chunk(id="x", file="runbooks/deploy.md", title="Deploy", heading_path=("Rollback",), text="make rollback",
+                  start=0, end=13, page=None, page_end=None, doc_version=commit, doc_date="2026-01-05")
+    assert Citation(1, chunk).footnote == f"[1] Deploy › Rollback · {commit} · 2026-01-05"
+    declared = Chunk(**{**chunk.__dict__, "doc_version": "3"})  # a version the document declares: v3
+    assert Citation(1, declared).footnote == "[1] Deploy › Rollback · v3 · 2026-01-05"
