@@ -618,7 +618,8 @@ def _verified(slack, teams):
 def teams_package(
     app_id: Annotated[str, typer.Option(
         "--app-id", help="The bot's Microsoft App ID (Azure Bot registration), a GUID.")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the zip.")] = Path("app.zip"),
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Where to write the zip (default: app.zip in the current folder).")] = None,
     host: Annotated[Optional[str], typer.Option(
         "--host", help="Public host of the messaging endpoint, e.g. bot.example.com (default: AIE_PUBLIC_URL's).")] = None,
     name: Annotated[str, typer.Option("--name", help="The app's name in Teams (30 characters at most).")] = "AI Employee",
@@ -654,8 +655,10 @@ def teams_package(
 
     prompts = public_examples(knowledge_base())
     written = write_package(AppInfo(app_id.lower(), host, name, privacy=privacy_url, terms=terms_url,
-                                    prompts=prompts), out)
-    stdout.print(f"wrote {written}: upload it in Teams (Apps → Manage your apps → Upload an app)")
+                                    prompts=prompts), out or Path("app.zip")).resolve()
+    where = "" if out else " (in the current folder; --out writes it elsewhere)"
+    stdout.print(f"wrote {escape(str(written))}{where}: upload it in Teams (Apps → Manage your apps → Upload an app)",
+                 highlight=False)
 
 
 app.add_typer(feedback_app, name="feedback")

@@ -66,6 +66,19 @@ def test_the_package_holds_a_valid_manifest_and_both_icons(tmp_path):
         "the outline icon is white on transparent"
 
 
+def test_the_package_says_where_it_was_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AIE_DATA_DIR", str(tmp_path / "data"))
+    here = CliRunner().invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com"])
+    assert here.exit_code == 0, here.output
+    written = tmp_path.resolve() / "app.zip"
+    assert (f"wrote {written} (in the current folder; --out writes it elsewhere): upload it in Teams"
+            in " ".join(here.output.split())) and written.is_file()
+    there = CliRunner().invoke(app, ["teams-package", "--app-id", APP_ID, "--host", "bot.example.com", "--out",
+                                     "packages/teams.zip"])
+    assert f"wrote {tmp_path.resolve() / 'packages' / 'teams.zip'}: upload" in " ".join(there.output.split())
+
+
 def test_a_wrong_app_id_or_host_is_refused_with_a_clear_message(tmp_path):
     runner = CliRunner()
     wrong_id = runner.invoke(app, ["teams-package", "--app-id", "my-bot", "--out", str(tmp_path / "a.zip")])
