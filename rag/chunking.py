@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rag.text import hard_split, sentence_spans
 from rag.types import Chunk, ParsedDocument, collection_of
 
 
 # Bump when a change to parsing or chunking code changes chunk boundaries: forces re-chunking.
-CHUNKER_VERSION = 2
+# 3: a spreadsheet's passages carry their sheet (as a heading) and rows
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,19 @@ class _Unit:
     page: int | None
     opens_paragraph: bool
     table_header: str = ""  # for a table row below the header: the header rows, repeated as lead
+    row: int | None = None  # a spreadsheet's table row: its number in the sheet
+
+
+class _Span(NamedTuple):
+    """What one chunk takes of the document."""
+
+    start: int
+    end: int
+    page: int | None
+    page_end: int | None
+    lead: str
+    row: int | None
+    row_end: int | None
 
 
 @dataclass
@@ -54,8 +69,8 @@ class Chunker:
         chunks: list[Chunk] = []
         seen: Counter[tuple[tuple[str, ...], str]] = Counter()
         for section in self._sections(doc, text, starts):
-            for start, end, page, page_end, lead in self._pack(text, section.units):
-                body = text[start:end]
+            for span in self._pack(text, section.units):
+                body = text[span.start:span.end]
                 key = (section.heading_path, body)
                 chunk_id = _chunk_id(doc.file, section.heading_path, body, seen[key])
                 seen[key] += 1
@@ -66,16 +81,18 @@ class Chunker:
                         title=doc.title,
                         heading_path=section.heading_path,
                         text=body,
-                        start=start,
-                        end=end,
-                        page=page,
-                        page_end=page_end,
+                        start=span.start,
+                        end=span.end,
+                        page=span.page,
+                        page_end=span.page_end,
                         doc_version=doc.version,
                         doc_date=doc.modified,
                         url=doc.url,
-                        lead=lead,
+                        lead=span.lead,
                         collection=doc.collection or collection_of(doc.file),
                         access=doc.access,
+                        row=span.row,
+                        row_end=span.row_end,
                     )
                 )
         return chunks
@@ -97,7 +114,7 @@ class Chunker:
                 continue
             end = start + len(block.text)
             if block.kind == "table":
-                current.units.extend(self._table_units(text, start, end, block.page))
+                current.units.extend(self._table_units(text, start, end, block.page, block.rows))
             else:
                 current.units.extend(self._units(text, start, end, block.page))
         if current.units:
@@ -113,8 +130,10 @@ class Chunker:
                     units.append(_Unit(p_start, p_end, page, opens_paragraph=not units))
         return units
 
-    def _table_units(self, text: str, start: int, end: int, page: int | None) -> list[_Unit]:
-        """One unit per row; rows after the header carry it so a table split across chunks stays readable."""
+    def _table_units(self, text: str, start: int, end: int, page: int | None,
+                     numbers: tuple[int, ...] = ()) -> list[_Unit]:
+        """One unit per row; rows after the header carry it so a table split across chunks stays readable.
+        `numbers`: a spreadsheet's, each row's number in its sheet (the header's rule has none)."""
         rows: list[tuple[int, int]] = []
         pos = start
         for line in text[start:end].split("\n"):
@@ -122,15 +141,17 @@ class Chunker:
             pos += len(line) + 1
         header_rows = 2 if len(rows) > 2 and set(text[rows[1][0] : rows[1][1]]) <= set("|-: ") else 1
         header = text[rows[0][0] : rows[header_rows - 1][1]]
+        lines = [n for n in range(len(rows)) if not (header_rows == 2 and n == 1)]  # the rule is no row
+        number = dict(zip(lines, numbers)) if len(numbers) == len(lines) else {}
         units = []
         for n, (r_start, r_end) in enumerate(rows):
             for p_start, p_end in hard_split(text, r_start, r_end, self.config.max_chars):
-                units.append(_Unit(p_start, p_end, page, n == 0, header if n >= header_rows else ""))
+                units.append(_Unit(p_start, p_end, page, n == 0, header if n >= header_rows else "", number.get(n)))
         return units
 
-    def _pack(self, text: str, units: list[_Unit]) -> list[tuple[int, int, int | None, int | None, str]]:
+    def _pack(self, text: str, units: list[_Unit]) -> list[_Span]:
         cfg = self.config
-        spans: list[tuple[int, int, int | None, int | None, str]] = []
+        spans: list[_Span] = []
         i, n = 0, len(units)
         fresh = 0  # first unit not yet in any chunk: each chunk must take at least one
         while i < n:
@@ -147,7 +168,10 @@ class Chunker:
                     if units[k].opens_paragraph and units[k - 1].end - units[i].start >= cfg.min_chars:
                         j = k
                         break
-            spans.append((units[i].start, units[j - 1].end, units[i].page, units[j - 1].page, units[i].table_header))
+            numbered = [u.row for u in units[i:j] if u.row is not None]
+            spans.append(_Span(units[i].start, units[j - 1].end, units[i].page, units[j - 1].page,
+                               units[i].table_header, numbered[0] if numbered else None,
+                               numbered[-1] if numbered else None))
             if j >= n:
                 break
             fresh = j

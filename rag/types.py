@@ -33,6 +33,7 @@ class Block:
     text: str
     level: int = 0  # heading level (1 = top); 0 for non-headings
     page: int | None = None  # 1-based page for paged formats
+    rows: tuple[int, ...] = ()  # a spreadsheet's table: each of its rows' number in the sheet, header first
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Chunk:
     lead: str = ""  # context shown before the text, e.g. the header of a table continued from an earlier chunk
     collection: str = PUBLIC  # the first folder under the indexed root; files at the root are "public"
     access: tuple[str, ...] = ()  # user and group ids allowed to read the document; empty: no access list
+    row: int | None = None  # a spreadsheet's passage: the first and last rows it holds, as the sheet numbers them
+    row_end: int | None = None
 
     @property
     def edition(self) -> str:
@@ -205,14 +208,12 @@ class Citation:
     @property
     def location(self) -> str:
         """`Travel Policy › Meals, p. 3 · v2026-11-02` (or `… · v3 · 2026-03-01`, `… · 2026-03-01` when the
-        document declares no version) — built from index metadata, never from the model."""
+        document declares no version; a spreadsheet's `Holidays › Sheet1, rows 2–7`) — built from index
+        metadata, never from the model."""
         where = SECTION_SEPARATOR.join(p for p in (self.chunk.title, self.chunk.section) if p)
         where = unlink(where, frozenset())  # a title or heading is document text: no link of its own
         c = self.chunk
-        if c.page and c.page_end and c.page_end != c.page:
-            where += f", pp. {c.page}–{c.page_end}"
-        elif c.page:
-            where += f", p. {c.page}"
+        where += _span("p.", "pp.", c.page, c.page_end) + _span("row", "rows", c.row, c.row_end)
         return f"{where} · {c.edition}" if c.edition else where
 
     @property
@@ -221,6 +222,13 @@ class Citation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"marker": self.marker, "footnote": self.footnote, "chunk": self.chunk.to_dict()}
+
+
+def _span(one: str, several: str, first: int | None, last: int | None) -> str:
+    """`, p. 3`, `, pp. 3–4` (or rows); "" without a first."""
+    if not first:
+        return ""
+    return f", {several} {first}–{last}" if last and last != first else f", {one} {first}"
 
 
 @dataclass

@@ -24,7 +24,7 @@ HNSW_PARAMS = {"M": 32, "efConstruction": 80}  # as the FAISS path (rag/index/de
 HNSW_EF = 128
 # Chunk fields a search hit needs to be cited; the vectors stay in Milvus unless asked for.
 CHUNK_FIELDS = ["id", "file", "title", "heading_path", "text", "lead", "start", "end", "page", "page_end",
-                "doc_version", "doc_date", "url", "collection", "access"]
+                "doc_version", "doc_date", "url", "collection", "access", "row", "row_end"]
 # jieba (the tokenizer Milvus Lite and the server share) with our BM25 stop words, so both backends ignore
 # the same function words; punctuation, which jieba keeps as tokens, is dropped too.
 _PUNCTUATION = "，。、；：？！“”‘’（）《》【】—…·,.;:?!\"'()[]<>-/"
@@ -126,7 +126,7 @@ def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool, glosse
     schema.add_field("collection", DataType.VARCHAR, max_length=1024)
     schema.add_field("access", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_IDS,
                      max_length=MAX_ID_CHARS)
-    for field in ("start", "end", "page", "page_end"):
+    for field in ("start", "end", "page", "page_end", "row", "row_end"):
         schema.add_field(field, DataType.INT64)
     schema.add_field("bm25_text", DataType.VARCHAR, max_length=TEXT_MAX, enable_analyzer=True,
                      analyzer_params=ANALYZER)
@@ -168,6 +168,7 @@ def chunk_row(chunk: Chunk, vector: Any, gloss: list[str] | None = None) -> dict
         "start": chunk.start, "end": chunk.end, "page": chunk.page or 0, "page_end": chunk.page_end or 0,
         "bm25_text": normalise(chunk.indexed_text), "dense": [float(x) for x in vector],
         "collection": chunk.collection, "access": list(chunk.access),
+        "row": chunk.row or 0, "row_end": chunk.row_end or 0,
     }
 
 
@@ -182,7 +183,8 @@ def row_chunk(row: dict[str, Any]) -> Chunk:
         text=row["text"], start=int(row["start"]), end=int(row["end"]), page=int(row["page"]) or None,
         page_end=int(row["page_end"]) or None, doc_version=row["doc_version"], doc_date=row["doc_date"],
         url=row["url"] or None, lead=row["lead"], collection=row.get("collection") or collection_of(row["file"]),
-        access=tuple(row.get("access") or ()),
+        access=tuple(row.get("access") or ()), row=int(row.get("row") or 0) or None,
+        row_end=int(row.get("row_end") or 0) or None,
     )
 
 

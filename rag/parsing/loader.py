@@ -137,7 +137,8 @@ class DocumentLoader:
                 declared = metadata_from_dict(found)
         if not any(b.kind != "heading" and b.text.strip() for b in blocks):
             raise SkipFile("no text found" + (" (scanned? needs OCR)" if suffix == ".pdf" else ""))
-        printed, title_heading = document_title(blocks), ""
+        # A workbook's headings are its sheets' names (rag.parsing.sheets), not its title
+        printed, title_heading = (document_title(blocks) if suffix != ".xlsx" else None), ""
         if suffix == ".pdf":  # a PDF's declared title wins: its headings are the parser's guesses from font sizes
             title = declared.title or printed or _title_from_name(path)
             title_heading = printed if printed and printed != title else ""  # a cover line, not a section

@@ -122,7 +122,7 @@ def _table_blocks(item: dict[str, Any], page: int | None) -> list[Block]:
     body = item.get("table_body") or ""
     table = html_table_to_markdown(body) if "<t" in body.lower() else body.strip()
     if table:
-        blocks.append(Block("table", table, page=page))
+        blocks.append(Block("table", table, page=page, rows=tuple(item.get("rows") or ())))  # rag.parsing.sheets
     footnote = " ".join(_clean(c) for c in item.get("table_footnote", []) if _clean(c))
     if footnote:
         blocks.append(Block("text", footnote, page=page))

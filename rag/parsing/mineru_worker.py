@@ -14,10 +14,12 @@ import os
 import resource
 import signal
 import traceback
+import zipfile
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from rag.redaction import redact
 
@@ -105,7 +107,21 @@ def parse_with_mineru(path: Path, options: MinerUOptions) -> MinerUOutput:
         result = parse(str(path), tier="flash", ocr_mode="txt", image_analysis=False)
         engine = "mineru-flash"
     items = _strip_images(render_content_list(result.middle_json))
+    if path.suffix.lower() == ".xlsx":
+        items = _named_sheets(path, items)
     return MinerUOutput(items, path.suffix.lower() in _PAGED_SUFFIXES, engine, _declared_metadata(path))
+
+
+def _named_sheets(path: Path, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A workbook's tables under their sheets' names, numbered as the sheets number their rows; a workbook
+    whose sheets cannot be read that way keeps MinerU's items (the parse succeeded)."""
+    from rag.parsing.sheets import visible_sheets, with_sheets
+
+    try:
+        return with_sheets(items, visible_sheets(path))
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile, ElementTree.ParseError) as exc:
+        _log.warning("could not read the sheets of %s: %s", path.name, exc)
+        return items
 
 
 def _declared_metadata(path: Path) -> dict[str, str]:

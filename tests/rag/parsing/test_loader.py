@@ -113,6 +113,36 @@ def test_sample_handbook_spreadsheet_and_slides(loader):
     assert pages["Learning budget"] == 3, "slides are pages"
 
 
+def test_a_spreadsheet_passage_is_cited_by_its_sheet_and_rows(loader, tmp_path):
+    """Two passages of one table were both cited `[1][2] public holidays 2026`: each names its sheet and the
+    rows it holds, as the sheet numbers them (a blank row and a hidden sheet count as the sheet counts)."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.title = "Internal"
+    book.active.append(["secret", "column"])
+    book.active.sheet_state = "hidden"
+    holidays = book.create_sheet("Holidays 2026")
+    holidays.append(["Date", "Holiday", "Office"])
+    for day in range(1, 41):
+        holidays.append([f"2026-03-{day % 28 + 1:02d}", f"Company holiday number {day}", "All offices"])
+        if day == 20:
+            holidays.append([])  # row 22 is left blank
+    offices = book.create_sheet("Offices")
+    offices.append(["Office", "City"])
+    offices.append(["HQ", "Lisbon"])
+    path = tmp_path / "leave-calendar.xlsx"
+    book.save(str(path))
+    doc = load(loader, path)
+    chunks = Chunker().chunk(doc)
+    footnotes = [Citation(1, c).footnote.split(" · ")[0] for c in chunks]
+    assert doc.title == "leave calendar" and len(footnotes) == len(set(footnotes)) > 2, footnotes
+    assert footnotes[0].startswith("[1] leave calendar › Holidays 2026, rows 1–")
+    assert footnotes[-1] == "[1] leave calendar › Offices, rows 1–2"
+    last = next(c for c in chunks if "number 40 " in c.text)
+    assert last.row_end == 42 and "secret" not in " ".join(c.text for c in chunks)
+
+
 def test_markdown_front_matter_sets_title_version_and_date(loader, tmp_path):
     path = tmp_path / "travel.md"
     path.write_text("---\ntitle: Travel Policy\nversion: 2026-11-02\nurl: https://intranet.example/travel\n---\n"
