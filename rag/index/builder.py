@@ -226,7 +226,9 @@ class IndexBuilder:
         with self.lock() as held:
             if self.store.current_version() != base:
                 _log.info("another run published while this one prepared; preparing again on top of it")
+                embedded = prepared.report.embedded
                 prepared = prepare()
+                prepared.report.embedded += embedded  # found in the work cache the second time: still this run's
                 if prepared.results is None:
                     return prepared.report
             return self._publish(prepared, held, progress)

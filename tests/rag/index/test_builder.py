@@ -538,3 +538,30 @@ def test_an_index_without_chinese_has_no_glosses_and_one_from_before_them_gets_t
     ranking, _ = fresh.snapshot.gloss_ranking("How many days of annual leave do I get?", 3, None)
     assert "年假" in fresh.snapshot.chunks_at([ranking[0][0]])[0].text
     assert build(kb, [docs]).up_to_date
+
+
+def test_a_run_another_published_under_keeps_both_and_counts_what_it_embedded(settings, tmp_path):
+    """Two runs on one index: while the first prepares (without the lock), the second publishes. The first
+    then prepares again on top of that version, under the lock: the index holds what both brought, and the
+    first reports the passages it embedded, found in the work cache the second time."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "travel.md").write_text(TRAVEL, encoding="utf-8")
+    KnowledgeBase(settings, tmp_path / "kb").refresh([docs])
+    stamp = time.strftime("%H%M%S")  # text no earlier run embedded, in the session's shared work cache
+    (docs / "parking.md").write_text(f"# Parking {stamp}\n\nBicycles park in the basement at level {stamp}, "
+                                     "next to the showers; cars need a permit from facilities.\n", encoding="utf-8")
+    published = []
+
+    def meanwhile(progress) -> None:
+        if progress.stage == "embed" and progress.detail == "finishing" and not published:
+            (docs / "canteen.md").write_text("# Canteen\n\nLunch is served from 11:30 to 14:00 on working "
+                                             f"days, code {stamp}.\n", encoding="utf-8")
+            published.append(KnowledgeBase(settings, tmp_path / "kb").refresh(None))
+
+    report = KnowledgeBase(settings, tmp_path / "kb").refresh(None, progress=meanwhile)
+
+    assert published, "the second run published while the first prepared"
+    files = set(KnowledgeBase(settings, tmp_path / "kb").retriever.snapshot.manifest.files)
+    assert files == {"travel.md", "parking.md", "canteen.md"}
+    assert report.embedded >= 1, "the passages this run embedded are counted, though the second pass found them cached"
