@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from bot.core import votes
+from bot.core.not_kept import keeping
 from bot.core.reindex import ReindexOutcome, ReindexRun, run_reindex
 from bot.core.review import (
     Review,
@@ -92,12 +93,14 @@ class Assistant:
 
     # ------------------------------------------------------------------------------------- votes
 
+    @keeping
     async def vote_on_answer(self, answer_id: str, user: str, helpful: bool, conversation: str, platform: str,
                              comment: str | None = None) -> bool | None:
         """👍/👎 on a whole answer: True for a new vote, False for a changed one, None when it is not on record."""
         return await votes.vote_on_answer(self._core.feedback, answer_id, user, helpful, conversation, platform,
                                           comment)
 
+    @keeping
     async def give_reason(self, answer_id: str, user: str, reason: str, comment: str | None) -> bool:
         """Why `user` down-voted an answer (one of `votes.REASONS`); False when their 👎 is not on record."""
         return await votes.give_reason(self._core.feedback, answer_id, user, reason, comment)
@@ -106,6 +109,7 @@ class Assistant:
         """Each citation of an answer as its footnote said it (None: the answer is not on record)."""
         return await votes.cited_locations(self._core.feedback, answer_id)
 
+    @keeping
     async def vote_on_source(self, answer_id: str, marker: int, user: str, value: int, admin: bool,
                              platform: str | None = None) -> SourceVoted:
         """"This source helped" (+1) or "wrong source" (-1) on citation `marker` of an answer."""
@@ -126,6 +130,7 @@ class Assistant:
     async def passage_for_admin(self, chunk_id: str, scope: Scope) -> VotedPassage | None:
         return await asyncio.to_thread(passage_for_admin, self._core, chunk_id, scope)
 
+    @keeping
     async def give_verdict(self, chunk_id: str, action: str, user: str, scope: Scope) -> VerdictGiven | None:
         """An admin's "confirm" or "undo" on a flagged passage (None: outside their review, nothing done)."""
         return await asyncio.to_thread(give_verdict, self._core, chunk_id, action, user, scope)
@@ -183,6 +188,7 @@ class Assistant:
 
     # -------------------------------------------------------------------------------------- scope
 
+    @keeping
     async def scope_command(self, request: ScopeRequest, admin: bool, style: ScopeStyle) -> str:
         """Show a place's scope, or (for an admin) change or reset it; the reply in `style`."""
         command = ScopeCommand(self._core.scopes, self._core.documents, style)

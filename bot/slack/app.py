@@ -14,9 +14,11 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncServerErrorRetryHandler
 from slack_sdk.signature import SignatureVerifier
 
-from bot.core.logs import event_id_var
+from bot.core.logs import described, event_id_var
+from bot.core.not_kept import NotKept
 from bot.slack.config import MissingCredentials, SlackSettings
 from bot.slack.listeners import register
+from bot.slack.not_kept import tell
 from bot.slack.retries import RateLimitRetries
 from bot.slack.services import SlackServices
 
@@ -45,8 +47,17 @@ def create_app(services: SlackServices) -> AsyncApp:
             return BoltResponse(status=200, body="")
         return await next()
 
+    @app.error
+    async def on_error(error: Exception, body: dict, client) -> None:
+        if isinstance(error, NotKept):
+            await tell(client, body, str(error))
+        else:
+            _log.error("a Slack listener failed: %s", described(error), exc_info=error)
+
     register(app, services)
     return app
+
+
 
 
 def add_routes(application: web.Application, app: AsyncApp, settings: SlackSettings,

@@ -23,6 +23,7 @@ from bot.core.admins import AdminCheck
 from bot.core.assistant import Assistant
 from bot.core.answering import ASK_FOR_A_QUESTION, FAILED, GREETING, no_index, nothing_to_ask
 from bot.core.logs import described, event_id_var
+from bot.core.not_kept import NotKept
 from bot.core.reindex import BUSY, STARTED
 from bot.core.scopes.command import ScopeRequest
 from bot.core.sources import Teller, parse_request
@@ -268,11 +269,12 @@ class TeamsSurface:
         task.add_done_callback(self._background.discard)
 
     async def _turn_failed(self, context: TurnContext, error: Exception) -> None:
-        _log.error("Teams turn failed: %s", described(error), exc_info=error)
+        if not isinstance(error, NotKept):  # that one is a warning already, and the user is told why
+            _log.error("Teams turn failed: %s", described(error), exc_info=error)
         if context.activity.type != "message":
             return
         try:
             async with delivering():
-                await context.send_activity(FAILED)
+                await context.send_activity(str(error) if isinstance(error, NotKept) else FAILED)
         except Exception as exc:  # noqa: BLE001
             _log.error("could not tell the user about the failure: %s", described(exc))

@@ -27,6 +27,8 @@ from bot.slack.blocks import (
     source_modal,
     vote_confirmation,
 )
+from bot.core.not_kept import NotKept
+from bot.slack.not_kept import telling_not_kept
 from bot.slack.places import scope_in
 from bot.slack.services import SlackServices
 
@@ -46,6 +48,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     assistant = services.assistant
 
     @app.action(FEEDBACK)
+    @telling_not_kept
     async def on_feedback(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         direction, _, answer_id = action["value"].partition(":")
@@ -76,7 +79,12 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         if reason not in REASONS:
             await ack(response_action="errors", errors={REASON_BLOCK: PICK_A_REASON})
             return
-        if not await assistant.give_reason(answer_id, user, reason, comment):
+        try:
+            given = await assistant.give_reason(answer_id, user, reason, comment)
+        except NotKept as exc:
+            await ack(response_action="errors", errors={REASON_BLOCK: str(exc)})
+            return
+        if not given:
             await ack(response_action="update", view=notice_modal("Thanks for the feedback", GONE))
             return
         await ack(response_action="update", view=reason_thanks(reason, (comment or "").strip() or None))
@@ -99,6 +107,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
 
     @app.action(WRONG_SOURCE)
     @app.action(HELPFUL_SOURCE)
+    @telling_not_kept
     async def on_source_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
         answer_id, marker = _split(action["value"])

@@ -28,6 +28,7 @@ from bot.slack.home import (
     user_home,
 )
 from bot.slack.listeners.commands import reindex_into
+from bot.slack.not_kept import telling_not_kept
 from bot.slack.places import private_scope
 from bot.slack.services import SlackServices
 from rag.types import Scope
@@ -91,6 +92,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
 
     @app.action(CONFIRM_DEMOTION)
     @app.action(UNDO_DEMOTION)
+    @telling_not_kept
     async def on_verdict(ack, body: dict, action: dict, client: AsyncWebClient, context: dict) -> None:
         await ack()
         user = body["user"]["id"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.not_kept import NotKept
 from bot.core.scopes.command import ScopeRequest, ScopeStyle
 from bot.slack.blocks import escape
 from bot.slack.listeners.commands import respond_safely
@@ -23,4 +24,8 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         user, channel = command["user_id"], command["channel_id"]
         admin = await services.admins.is_admin(client, user)
         request = ScopeRequest(PLATFORM, channel, is_direct(channel), user, command.get("text") or "")
-        await respond_safely(respond, await services.assistant.scope_command(request, admin, STYLE))
+        try:
+            reply = await services.assistant.scope_command(request, admin, STYLE)
+        except NotKept as exc:
+            reply = str(exc)
+        await respond_safely(respond, reply)

@@ -3,6 +3,10 @@ cited passages, and what those votes do to the next answer."""
 
 from __future__ import annotations
 
+import pytest
+
+from bot.core.not_kept import NOT_KEPT
+from rag.storage import DiskFull
 from tests.bot.harness import start_bot, wait_for
 from tests.bot.slack.test_bot import block_texts
 from tests.bot.slack_ui import ask, open_source, submit, thumbs, view_text, vote_on_source
@@ -155,3 +159,25 @@ def test_a_passage_two_people_flagged_is_not_given_to_the_answer_model_again(han
     assert ENTITLEMENT_ZH not in second, "the flagged passage is not among the sources the model reads"
     shown = block_texts(again["blocks"])
     assert ENTITLEMENT in shown and flagged.location not in shown
+
+
+def test_a_vote_the_full_disk_cannot_keep_is_answered_with_why(bot, slack, monkeypatch: pytest.MonkeyPatch):
+    """A 👍 pressed while the data dir's disk is full gets a short note in the channel, seen only by the one who
+    pressed it, instead of silence (and a traceback in the log); once there is room, votes are thanked again."""
+    message, answer_id = ask(bot, slack, "How long must a password be?")
+    store = bot.services.feedback
+    keep = store.vote
+
+    def full(*args, **kwargs):
+        raise DiskFull(store.path.parent)
+
+    monkeypatch.setattr(store, "vote", full)
+    thumbs(bot, message, answer_id, "U0PLAIN03", up=True, trigger_id="trigger-full")
+    told = wait_for(lambda: slack.calls_to("chat.postEphemeral"))[0]
+    assert (told.args["user"], told.args["text"]) == ("U0PLAIN03", NOT_KEPT)
+    assert store.votes() == []
+
+    monkeypatch.setattr(store, "vote", keep)
+    thumbs(bot, message, answer_id, "U0PLAIN03", up=True, trigger_id="trigger-room")
+    thanked = wait_for(lambda: slack.calls_to("chat.postEphemeral")[1:])[0]
+    assert thanked.args["text"] == "Thanks — your feedback is recorded." and len(store.votes()) == 1
