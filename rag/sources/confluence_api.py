@@ -51,6 +51,10 @@ class NotFound(SourceError):
     """A 404: the space, page or attachment asked for does not exist (or no longer)."""
 
 
+class Unreadable(SourceError):
+    """An answer that is not JSON."""
+
+
 class ConfluenceApi:
     """One source's connection: `get` (JSON), `listing` (every result of a paged listing), `download`."""
 
@@ -68,7 +72,7 @@ class ConfluenceApi:
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> dict:
         url = self._url(path) + (f"?{urlencode(params, safe=',')}" if params else "")
-        return self._request(url, what).json()
+        return self._json(self._request(url, what), what)
 
     def listing(self, path: str, params: Mapping[str, Any], *, what: str) -> Iterator[dict]:
         """Every result of a listing, following `_links.next` page after page."""
@@ -79,7 +83,7 @@ class ConfluenceApi:
                 raise SourceError(f"Confluence repeated a page of {what} for {self.spec.name}: "
                                   "listing stopped")
             seen.add(url)
-            data = self._request(url, what).json()
+            data = self._json(self._request(url, what), what)
             yield from data.get("results", [])
             following = data.get("_links", {}).get("next")
             url = self._url(following) if following else None
@@ -89,6 +93,12 @@ class ConfluenceApi:
 
     def close(self) -> None:
         self._client.close()
+
+    def _json(self, response: requests.Response, what: str) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise Unreadable(f"Confluence's answer for {self.spec.name} ({what}) was not JSON") from None
 
     def _url(self, path: str) -> str:
         """An absolute URL for a path relative to the base (as `_links` give them), with or without its

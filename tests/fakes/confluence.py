@@ -109,7 +109,7 @@ class FakeConfluence(LocalServer):
         self.absolute_links: str | None = None
         self.unindexed: set[str] = set()  # page ids CQL search does not find yet (its index lags behind)
         self.calls: list[Call] = []
-        self._failures: list[tuple[int, dict[str, str], str]] = []  # status, headers, `where`
+        self._failures: list[tuple[int, dict[str, str], str, str | None]] = []  # status, headers, where, page
         self._lock = threading.Lock()
 
     @property
@@ -139,15 +139,15 @@ class FakeConfluence(LocalServer):
         self.attachments[id] = attachment
         return attachment
 
-    def fail_next(self, status: int, *, times: int = 1, where: str = "/") -> None:
+    def fail_next(self, status: int, *, times: int = 1, where: str = "/", page: str | None = None) -> None:
         """The next `times` requests whose decoded path and query (without the context) contain `where`
-        answer `status`."""
+        answer `status`: Confluence's JSON error, or the HTML `page` (a proxy's sign-in page, say)."""
         with self._lock:
-            self._failures += [(status, {}, where)] * times
+            self._failures += [(status, {}, where, page)] * times
 
     def rate_limit_next(self, retry_after: str = "1") -> None:
         with self._lock:
-            self._failures.append((429, {"Retry-After": retry_after}, "/"))
+            self._failures.append((429, {"Retry-After": retry_after}, "/", None))
 
     def calls_to(self, path_prefix: str) -> list[Call]:
         with self._lock:
@@ -174,7 +174,8 @@ class FakeConfluence(LocalServer):
                     self._failures.remove(failure)
                     response: web.StreamResponse = web.json_response(
                         {"statusCode": failure[0], "message": "injected failure"}, status=failure[0],
-                        headers=failure[1])
+                        headers=failure[1]) if failure[3] is None else web.Response(
+                        text=failure[3], status=failure[0], headers=failure[1], content_type="text/html")
                 elif authorization != self._credentials:
                     response = web.json_response({"statusCode": 401, "message": "Unauthorized"}, status=401,
                                                  headers={"WWW-Authenticate": 'Basic realm="Confluence"'})

@@ -253,6 +253,16 @@ def test_a_failed_listing_removes_nothing_and_says_what_failed(confluence, tmp_p
     assert sorted(p for p in first.root.rglob("*") if p.is_file()) == files
 
 
+def test_an_answer_that_is_not_json_fails_the_listing_in_one_line(confluence, tmp_path):
+    """A proxy's sign-in page instead of Confluence's answer ended the sync with a JSON decoding traceback."""
+    confluence.fail_next(200, where="/space/ENG", page="<html><body>Sign in to continue</body></html>")
+
+    with pytest.raises(SourceError) as raised:
+        sync(confluence, tmp_path)
+
+    assert str(raised.value) == "Confluence's answer for eng-wiki (space ENG) was not JSON"
+
+
 def test_a_confluence_trickling_its_answers_fails_the_sync_at_the_deadline(confluence, tmp_path):
     """Each byte comes well within the read timeout; one answer as a whole would take minutes."""
     first = sync(confluence, tmp_path)
