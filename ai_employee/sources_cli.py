@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 sources_app = typer.Typer(cls=Commands, no_args_is_help=True, help="The knowledge sources: list, sync and check them.")
 NAMES = typer.Argument(help="Source names (default: every declared source).")
-_TITLES = 10  # page titles `sources check` shows per finding (--json lists them all)
+_TITLES = 10  # titles (or users) `sources check` shows per finding (--json lists them all)
 
 
 def _kb() -> KnowledgeBase:
@@ -170,7 +170,9 @@ def sources_check(
     if as_json:
         print_json({name: {"ok": r.ok, "documents": r.documents, "detail": r.detail,
                            "unmapped_groups": {g: list(titles) for g, titles in r.unmapped_groups.items()},
-                           "unreadable_spaces": r.unreadable_spaces} for name, r in results.items()})
+                           "unreadable_spaces": r.unreadable_spaces,
+                           "unmatched_users": {s: list(users) for s, users in r.unmatched_users.items()}}
+                    for name, r in results.items()})
     else:
         for name, result in results.items():
             mark = "[green]✓" if result.ok else "[bold red]✗"
@@ -182,12 +184,21 @@ def sources_check(
 
 
 def _print_hidden(result: CheckReport) -> None:
-    """Each wiki space whose view permissions could not be read, and each wiki group mapped to no chat group
-    with the pages it keeps from its members (titles: for the operator)."""
+    """Each wiki space whose view permissions could not be read, each space's viewers who cannot be matched to
+    chat users, and each wiki group mapped to no chat group with the pages it keeps from its members (titles:
+    for the operator)."""
     for space, why in result.unreadable_spaces.items():
         stdout.print(f"  [yellow]![/] space {escape(space)}: {escape(why)}, so no one is let in to its pages")
+    for space, users in result.unmatched_users.items():
+        stdout.print(f"  [yellow]![/] space {escape(space)} lets {escape(_some(users))} view it, but "
+                     "Confluence shows no email to match them to chat users by: none of its pages reaches "
+                     "them")
     for group, titles in result.unmapped_groups.items():
-        more = f" and {len(titles) - _TITLES} more" if len(titles) > _TITLES else ""
         stdout.print(f"  [yellow]![/] the wiki group {escape(group)} is mapped to no chat group (add it "
-                     f"under groups: in the sources file); none of its members reads "
-                     f"{escape(', '.join(titles[:_TITLES]) + more)}")
+                     f"under groups: in the sources file); none of its members reads {escape(_some(titles))}")
+
+
+def _some(names: tuple[str, ...]) -> str:
+    """The first few names, and how many more."""
+    more = f" and {len(names) - _TITLES} more" if len(names) > _TITLES else ""
+    return ", ".join(names[:_TITLES]) + more

@@ -84,6 +84,8 @@ class CheckReport:
     unmapped_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A wiki space whose view permissions could not be read (its pages reach no one) -> why
     unreadable_spaces: dict[str, str] = field(default_factory=dict)
+    # A wiki space -> the users it lets view it whom the bot cannot match to chat users (no email shown)
+    unmatched_users: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class SourceError(RuntimeError):

@@ -23,9 +23,9 @@ from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, Sourc
 from rag.sources.config import ConfluenceSource
 from rag.sources.confluence_access import PageAccess
 from rag.sources.confluence_api import ConfluenceApi, NotFound, Retry
-from rag.sources.confluence_listing import (ListedAttachment, ListedPage, SpaceListing, SpaceViewers,
-                                           list_space)
+from rag.sources.confluence_listing import ListedAttachment, ListedPage, SpaceListing, list_space
 from rag.sources.confluence_storage import storage_to_markdown
+from rag.sources.confluence_viewers import SpaceViewers
 
 # Attachments the indexer reads; others are not fetched.
 _PARSED = TEXT_SUFFIXES | MINERU_SUFFIXES | OCR_SUFFIXES
@@ -72,8 +72,8 @@ class ConfluenceConnector:
 
     def check(self) -> CheckReport:
         """The spaces listed (no body fetched): their pages counted, each wiki group the sources file does not
-        map named with the titles of the pages it keeps from its members, and each space whose view
-        permissions could not be read."""
+        map named with the titles of the pages it keeps from its members, each space whose view permissions
+        could not be read, and each space's viewers who could not be matched (no email shown)."""
         try:
             with closing(self._connect()) as api:
                 listings = {space: list_space(api, space, page_size=self._page_size, attachments=False)
@@ -89,7 +89,8 @@ class ConfluenceConnector:
         return CheckReport(ok=True, documents=len(pages), detail=f"{self.spec.url}: pages {listed}",
                            unmapped_groups={group: tuple(sorted(pages[i].title for i in ids))
                                             for group, ids in sorted(access.hidden.items())},
-                           unreadable_spaces=_unreadable(listings))
+                           unreadable_spaces=_unreadable(listings),
+                           unmatched_users=_unmatched(listings))
 
     def fetch(self, workdir: Path, state: dict[str, Any], progress: Progress) -> Fetched:
         with closing(self._connect()) as api:
@@ -209,6 +210,12 @@ def _unreadable(listings: Mapping[str, SpaceListing]) -> dict[str, str]:
     """Each space whose view permissions could not be read, with why."""
     return {space: listing.viewers.unreadable for space, listing in listings.items()
             if listing.viewers.unreadable}
+
+
+def _unmatched(listings: Mapping[str, SpaceListing]) -> dict[str, tuple[str, ...]]:
+    """Each space's viewers who cannot be matched to chat users (no email shown)."""
+    return {space: listing.viewers.unmatched for space, listing in listings.items()
+            if listing.viewers.unmatched}
 
 
 def _outdated(held: dict | None, version: int, path: Path) -> bool:

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 
 from rag.access import NOBODY
 from rag.sources.config import ChatGroups
-from rag.sources.confluence_listing import ListedPage, SpaceViewers
+from rag.sources.confluence_listing import ListedPage
+from rag.sources.confluence_viewers import SpaceViewers
 from rag.sources.readers import GROUP
 
 

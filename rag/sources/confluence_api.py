@@ -47,7 +47,11 @@ class _Again(Exception):
         self.retry_after = retry_after
 
 
-class NotFound(SourceError):
+class Refused(SourceError):
+    """A 4xx other than 401 and 429: what was asked for is not there, or not for this account."""
+
+
+class NotFound(Refused):
     """A 404: the space, page or attachment asked for does not exist (or no longer)."""
 
 
@@ -70,7 +74,8 @@ class ConfluenceApi:
     def __repr__(self) -> str:
         return f"ConfluenceApi({self.spec.name!r}, {self.base!r}, calls={self.calls})"
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> dict:
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
+        """The answer's JSON (an object, or a list for the few resources that answer one)."""
         url = self._url(path) + (f"?{urlencode(params, safe=',')}" if params else "")
         return self._json(self._request(url, what), what)
 
@@ -170,15 +175,14 @@ def _raise_for_status(response: requests.Response, spec: ConfluenceSource, what:
         user = f" and {spec.user_env}" if spec.user_env else ""
         raise SourceError(f"{said}: check {spec.token_env}{user}", variable=spec.token_env)
     if status == 403:
-        raise SourceError(f"{said}: the account of {spec.token_env} may not read {what}",
-                          variable=spec.token_env)
+        raise Refused(f"{said}: the account of {spec.token_env} may not read {what}", variable=spec.token_env)
     if status == 404:
         raise NotFound(f"{said}: {what} not found (check the space keys and url)")
     if status == 429:
         raise _Again(f"{said} ({what}): rate limited", retry_after=_retry_after(response))
     if status >= 500:
         raise _Again(f"{said} ({what}): a server error, retried")
-    raise SourceError(f"{said} ({what})")
+    raise Refused(f"{said} ({what})")
 
 
 def _retry_after(response: requests.Response) -> float:

@@ -1,18 +1,14 @@
 """A Confluence space listed: who it lets view its pages, every page with its version, ancestors and read
 restriction, and every attachment with its version, in a few paged calls (no page body), so a sync that
-finds nothing changed costs about (pages + attachments) / page size calls.
-
-A space's viewers are read from its view permissions (REST v1, Cloud and Data Center:
-`GET /rest/api/space/{key}?expand=permissions`, each grant an operation — read space is `{operation: read,
-targetType: space}` — with the users and groups it is for, or anonymous access)."""
+finds nothing changed costs about (pages + attachments) / page size calls (and one more a space on Data
+Center, for its view permissions: rag.sources.confluence_viewers)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from rag.sources.confluence_api import ConfluenceApi
-from rag.sources.readers import EMAIL, GROUP
+from rag.sources.confluence_viewers import Named, SpaceViewers, space_viewers
 
 _PAGE_EXPAND = "version,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 _UNKNOWN = "?"  # the id of an ancestor the answer did not name
@@ -42,15 +38,6 @@ class ListedAttachment:
     download: str  # the download path, relative to the base URL
 
 
-@dataclass(frozen=True)
-class SpaceViewers:
-    """Who a space lets view its pages, named as a read restriction names readers (`names`); None: anyone
-    (anonymous access). `unreadable` says why they are not known: then no one may be assumed to."""
-
-    names: tuple[str, ...] | None
-    unreadable: str = ""
-
-
 @dataclass
 class SpaceListing:
     viewers: SpaceViewers
@@ -61,8 +48,7 @@ class SpaceListing:
 def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: bool) -> SpaceListing:
     """Every current page (and attachment) of `space`. A space that does not exist raises, rather than
     listing as empty (the content listing answers an unknown key with no results)."""
-    viewers = _viewers(api.get(f"rest/api/space/{quote(space, safe='')}", {"expand": "permissions"},
-                               what=f"space {space}"))
+    viewers = space_viewers(api, space)
     pages = [_page(item, space) for item in api.listing(
         "rest/api/content", {"spaceKey": space, "type": "page", "status": "current", "limit": page_size,
                              "expand": _PAGE_EXPAND}, what=f"the pages of {space}")]
@@ -74,24 +60,6 @@ def list_space(api: ConfluenceApi, space: str, *, page_size: int, attachments: b
             what=f"the attachments of {space}")
             if (a := _attachment(item)) is not None]
     return SpaceListing(viewers, pages, found)
-
-
-def _viewers(space: dict) -> SpaceViewers:
-    """Everyone its read-space grants name (anonymous access: anyone); unreadable when the answer does not
-    list its permissions (an older Data Center, an expansion refused): unknown is not everyone."""
-    grants = space.get("permissions")
-    if not isinstance(grants, list):
-        return SpaceViewers((), unreadable="Confluence's answer did not list who may view it")
-    names: list[str] = []
-    for grant in (g for g in grants if isinstance(g, dict)):
-        operation = grant.get("operation") or {}
-        if (operation.get("operation", operation.get("operationKey")), operation.get("targetType")) != (
-                "read", "space"):
-            continue
-        if grant.get("anonymousAccess"):
-            return SpaceViewers(None)
-        names += _named(grant.get("subjects") or {})  # (unlicensed access: Service Management customers only)
-    return SpaceViewers(tuple(dict.fromkeys(names)))
 
 
 def _quoted(value: str) -> str:
@@ -133,11 +101,10 @@ def _readers(item: dict) -> tuple[str, ...] | None:
 
 def _named(subjects: dict) -> list[str]:
     """`email:<address>` for each user whose email the API shows (Cloud hides it for some accounts; Data
-    Center does not give it) and `group:<name>` for each group of a restriction's or a grant's subjects."""
-    users = (subjects.get("user") or {}).get("results") or []
-    groups = (subjects.get("group") or {}).get("results") or []
-    return ([EMAIL + u["email"].strip().lower() for u in users if (u.get("email") or "").strip()]
-            + [GROUP + g["name"].strip().lower() for g in groups if (g.get("name") or "").strip()])
+    Center does not give it) and `group:<name>` for each group of a restriction's subjects."""
+    named = Named()
+    named.subjects(subjects)
+    return named.names
 
 
 def _attachment(item: dict) -> ListedAttachment | None:

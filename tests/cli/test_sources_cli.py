@@ -114,6 +114,28 @@ def test_check_names_the_wiki_groups_mapped_to_no_chat_group_and_the_pages_they_
             in " ".join(unreadable.stdout.split()))
 
 
+def test_check_names_the_users_a_data_center_space_lets_in_whom_no_email_matches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Data Center names a space's users without their email: they are let in to none of its pages, and the
+    operator is told who they are."""
+    monkeypatch.setenv("WIKI_PAT", "dc-pat")
+    carol = {"type": "known", "username": "carol", "userKey": "8a7f80836e0e5a3b016e0e5b1c2d0003",
+             "displayName": "Carol"}
+    server = FakeConfluence(bearer="dc-pat", context="/confluence", data_center=True)
+    server.add_page("HR", "1", "Leave policy", "<p>26 days.</p>")
+    server.restrict_space("HR", users=[carol], groups=["HR"])
+    with server:
+        sources = (f'sources:\n  - {{name: wiki, type: confluence, url: "{server.url}", spaces: [HR], '
+                   "token_env: WIKI_PAT, groups: {HR: {slack: S0HR}}}\n")
+        checked = run(tmp_path, sources, "sources", "check")
+        as_json = run(tmp_path, sources, "sources", "check", "--json")
+
+    assert checked.returncode == 0, checked.stderr
+    assert ("! space HR lets Carol (carol) view it, but Confluence shows no email to match them to chat "
+            "users by: none of its pages reaches them") in " ".join(checked.stdout.split())
+    assert json.loads(as_json.stdout)["wiki"]["unmatched_users"] == {"HR": ["Carol (carol)"]}
+
+
 LEAVE = "# Leave\n\nEveryone gets 26 days of paid annual leave a year.\n"
 
 

@@ -6,7 +6,14 @@ path (`/wiki`, as on Cloud) it serves:
                                                   its grants, each an operation ({operation: read,
                                                   targetType: space} …) for users and groups (`subjects`,
                                                   as Cloud's answer gives them: `_expandable` for the kind a
-                                                  grant is not for) or anonymous access
+                                                  grant is not for) or anonymous access; a Data Center
+                                                  (`data_center`) leaves them out
+  GET /rest/api/space/{spaceKey}/permissions      Data Center only (404 otherwise, as on Cloud): the space's
+                                                  grants as a JSON array, each one operation ({targetType:
+                                                  space, operationKey: read} …) for one subject ({type: user
+                                                  | group | anonymous, displayName}, a user's with the
+                                                  username, userKey and email its user object has), with
+                                                  spaceKey and spaceId
   GET /rest/api/content?spaceKey&type=page        a space's pages (none for an unknown or hidden space, as
                                                   Confluence answers), paged by start/limit with
                                                   `_links.next`;
@@ -90,8 +97,9 @@ class FakeConfluence(LocalServer):
     name = "fake Confluence"
 
     def __init__(self, *, bearer: str | None = None, email: str = EMAIL, token: str = TOKEN,
-                 max_limit: int = 3, context: str = "/wiki") -> None:
+                 max_limit: int = 3, context: str = "/wiki", data_center: bool = False) -> None:
         super().__init__()
+        self.data_center = data_center  # a space's permissions from /permissions, not from its answer
         self.spaces: dict[str, str] = {}  # key -> name
         self.pages: dict[str, Page] = {}
         self.attachments: dict[str, Attachment] = {}
@@ -158,6 +166,7 @@ class FakeConfluence(LocalServer):
     def routes(self, app: web.Application) -> None:
         c = self.context
         app.router.add_get(c + "/rest/api/space/{key}", self._answering(self._space))
+        app.router.add_get(c + "/rest/api/space/{key}/permissions", self._answering(self._space_permissions))
         app.router.add_get(c + "/rest/api/content", self._answering(self._content))
         app.router.add_get(c + "/rest/api/content/search", self._answering(self._search))
         app.router.add_get(c + "/rest/api/content/{id}", self._answering(self._one))
@@ -190,12 +199,28 @@ class FakeConfluence(LocalServer):
         key = request.match_info["key"]
         if key not in self.spaces:
             return _not_found(f"No space with key : {key}")
-        space = {"id": abs(hash(key)) % 10**6, "key": key, "name": self.spaces[key], "type": "global",
+        space = {"id": _space_id(key), "key": key, "name": self.spaces[key], "type": "global",
                  "_links": {"webui": f"/spaces/{key}", "base": self.url}, "_expandable": {"permissions": ""}}
-        if "permissions" in request.query.get("expand", "").split(",") and self.show_space_permissions:
+        if ("permissions" in request.query.get("expand", "").split(",") and self.show_space_permissions
+                and not self.data_center):
             del space["_expandable"]["permissions"]
             space["permissions"] = self._permissions(self.viewers.get(key, Viewers(anonymous=True)))
         return web.json_response(space)
+
+    def _space_permissions(self, request: web.Request) -> web.Response:
+        key = request.match_info["key"]
+        if not self.data_center or key not in self.spaces:
+            return _not_found(f"No space with key : {key}" if self.data_center else "no such resource")
+        viewers = self.viewers.get(key, Viewers(anonymous=True))
+        grants = [("administer", {"type": "group", "displayName": "confluence-administrators"})]
+        grants += [("read", {"type": "group", "displayName": name}) for name in viewers.groups]
+        shown = ("displayName", "username", "userKey", "email")
+        grants += [("read", {"type": "user", **{k: u[k] for k in shown if k in u}}) for u in viewers.users]
+        if viewers.anonymous:
+            grants.append(("read", {"type": "anonymous", "displayName": "Anonymous"}))
+        return web.json_response([{"operation": {"targetType": "space", "operationKey": operation},
+                                   "subject": subject, "spaceKey": key, "spaceId": _space_id(key)}
+                                  for operation, subject in grants])
 
     def _permissions(self, viewers: Viewers) -> list[dict]:
         """A space's grants as Confluence lists them: one per operation and subject."""
@@ -324,6 +349,10 @@ def _grant(operation: str, target: str, *, group: str | None = None, user: dict 
         del subjects["_expandable"]["user"]
     return {"subjects": subjects, "operation": {"operation": operation, "targetType": target},
             "anonymousAccess": anonymous, "unlicensedAccess": False}
+
+
+def _space_id(key: str) -> int:
+    return abs(hash(key)) % 10**6
 
 
 def _not_found(message: str) -> web.Response:

@@ -464,3 +464,73 @@ def test_check_names_the_pages_a_space_keeps_from_an_unmapped_group(confluence):
     report = connector(confluence).check()
 
     assert report.unmapped_groups == {"ops-team": ("On call",)} and not report.unreadable_spaces
+
+
+CAROL = {"type": "known", "username": "carol", "userKey": "8a7f80836e0e5a3b016e0e5b1c2d0003",
+         "displayName": "Carol"}  # a Data Center user: no email shown
+
+
+@pytest.fixture
+def data_center():
+    """A Data Center: the view permissions are at /rest/api/space/{key}/permissions, not in the space."""
+    server = FakeConfluence(bearer="dc-pat", context="/confluence", data_center=True)
+    server.add_page("HR", "20", "Leave policy", "<p>26 days.</p>")
+    server.add_page("HR", "21", "Payroll", "<p>Paid on the 25th.</p>", parent="20")
+    server.add_page("DOC", "30", "Release notes", "<p>Faster search.</p>")
+    server.add_page("OPS", "31", "On call", "<p>Page the on-call engineer.</p>")
+    with server:
+        yield server
+
+
+def dc_connector(server: FakeConfluence, **groups) -> ConfluenceConnector:
+    source = ConfluenceSource(name="dc-wiki", type="confluence", url=server.url, spaces=["HR", "DOC", "OPS"],
+                              token_env="CONFLUENCE_PAT", groups={**HR_GROUPS, **groups})
+    return ConfluenceConnector(source, {"CONFLUENCE_PAT": "dc-pat"}, retry=Retry(attempts=2, backoff=0.01),
+                               sleep=Sleeps())
+
+
+def test_a_data_center_space_only_hr_may_view_reaches_hr_alone(data_center, tmp_path):
+    """Data Center's space answer does not list who may view it: every space's pages reached no one. Its
+    grants are read from the space's permissions; a user Confluence shows no email for lets no one in, and
+    `sources check` names them."""
+    data_center.restrict_space("HR", users=[CAROL], groups=["HR"])
+
+    fetched = dc_connector(data_center).fetch(tmp_path, {}, no_progress)
+    report = dc_connector(data_center).check()
+
+    assert fetched.documents["HR/20.md"].access == fetched.documents["HR/21.md"].access == ("s0hr", HR_ENTRA)
+    assert not fetched.notes
+    assert data_center.calls_to("/rest/api/space/HR/permissions")
+    assert report.ok and not report.unreadable_spaces
+    assert report.unmatched_users == {"HR": ("Carol (carol)",)}
+
+
+def test_an_open_data_center_space_reaches_everyone_of_the_collection(data_center, tmp_path):
+    data_center.restrict_space("DOC", anonymous=True)
+    data_center.restrict_space("OPS", groups=["confluence-users"])
+
+    documents = dc_connector(data_center, **{"confluence-users": "everyone"}).fetch(
+        tmp_path, {}, no_progress).documents
+
+    assert documents["DOC/30.md"].access is None, "open to anonymous users"
+    assert documents["OPS/31.md"].access is None, "open to the group of every licensed user"
+
+
+@pytest.mark.parametrize("status, page, why", [
+    (403, None, "Confluence answered 403 for dc-wiki: the account of CONFLUENCE_PAT may not read the view "
+                "permissions of space HR"),
+    (200, None, "Confluence's answer to its view permissions was no list of them"),  # an object, no array
+    (200, "<html><body>Sign in</body></html>",
+     "Confluence's answer for dc-wiki (the view permissions of space HR) was not JSON"),
+])
+def test_a_data_center_space_whose_permissions_cannot_be_read_reaches_no_one_and_says_why(
+        data_center, tmp_path, status, page, why):
+    data_center.fail_next(status, times=2, where="/space/HR/permissions", page=page)
+
+    fetched = dc_connector(data_center).fetch(tmp_path, {}, no_progress)
+    report = dc_connector(data_center).check()
+
+    assert fetched.documents["HR/20.md"].access == fetched.documents["HR/21.md"].access == (NOBODY,)
+    assert fetched.notes == [f"space HR: {why}, so no one is let in to its 2 pages"]
+    assert fetched.documents["DOC/30.md"].access is None, "the other spaces are read"
+    assert report.ok and report.unreadable_spaces == {"HR": why}
