@@ -15,7 +15,9 @@ right (the excerpt a reader meets first, and its citation), the share whose cita
 (every gold document, for a multi-document question; `partly_correct` counts those of its answers that hold
 one part), how many sentences were quoted, how often the answer was a refusal (a false refusal), how many
 opened with the near-miss banner ("The knowledge base does not mention …": on an answerable question, a false
-banner) and the time to produce it. Where a set has unanswerable questions
+banner) and the time to produce it; on the held-out corpora also, of every answer given, how many quote markup
+or code and how many introduce a quote as from a document in another language than the corpus's
+(benchmarks/quote_form.py). Where a set has unanswerable questions
 (squad2's; lawref's refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the
 handbook's answerable=false rows), the share of them refused. With `--gate off` every question is answered
 (the evidence gate never refuses), which measures the extractive selection alone; `default` runs the gate as
@@ -42,7 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
-from benchmarks.question_sets import QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
+from benchmarks.question_sets import CORPORA, QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
+from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.text import sentence_spans  # noqa: E402
 from rag.types import Answer  # noqa: E402
@@ -73,7 +76,8 @@ def cites_gold(row: dict, answer: Answer) -> bool:
     return gold <= cited if row.get("kind") == "multi-document" else bool(gold & cited)
 
 
-async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict]:
+async def answer_all(pipeline, rows: list[dict], qset: QuestionSet, docs: Path) -> list[dict]:
+    corpus = CORPORA.get(qset.name)  # a held-out corpus: the form of its quotes is counted too
     out = []
     for n, row in enumerate(rows, 1):
         began = time.perf_counter()
@@ -102,6 +106,9 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet) -> list[dict
                     "sentences": 0 if final.refused else quoted_sentences(final), "ms": round(took, 1),
                     "cited": sorted({c.chunk.file for c in final.citations}), "answer": final.text,
                     "gate": final.gate})
+        if corpus is not None and not final.refused:
+            out[-1]["quotes_markup"] = quotes_markup(final.text, out[-1]["cited"], docs)
+            out[-1]["mislabelled_language"] = mislabelled(final.text, corpus.lang)
         if n % 100 == 0:
             done = sum(r["correct"] for r in out) / max(sum(r["answerable"] for r in out), 1)
             print(f"  {n}/{len(rows)} correct so far {done:.3f}", flush=True)
@@ -148,6 +155,9 @@ def report(judged: list[dict]) -> dict:
     out = summarise(answerable)
     if unanswerable:
         out["unanswerable"] = summarise_unanswerable(unanswerable)
+    if any("quotes_markup" in r for r in judged):  # of every answer given, answerable or not
+        out["quotes_markup"] = sum(r.get("quotes_markup", False) for r in judged)
+        out["mislabelled_language"] = sum(r.get("mislabelled_language", False) for r in judged)
     kinds = sorted({r["kind"] for r in judged if "kind" in r})
     if kinds:
         out["by_kind"] = {}
@@ -183,7 +193,7 @@ def run_set(settings: Settings, qset: QuestionSet, pipelines: dict) -> list[dict
             pipelines[key] = make_pipeline(kb)
         print(f"{qset.name}: {sum(map(is_answerable, part.rows))} answerable, "
               f"{sum(not is_answerable(r) for r in part.rows)} unanswerable questions", flush=True)
-        judged += asyncio.run(answer_all(pipelines[key], part.rows, qset))
+        judged += asyncio.run(answer_all(pipelines[key], part.rows, qset, part.docs))
     return judged
 
 
