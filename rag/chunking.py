@@ -12,8 +12,9 @@ from rag.types import Chunk, ParsedDocument, collection_of
 
 
 # Bump when a change to parsing or chunking code changes chunk boundaries: forces re-chunking.
-# 3: a spreadsheet's passages carry their sheet (as a heading) and rows
-CHUNKER_VERSION = 3
+# 3: a spreadsheet's passages carry their sheet (as a heading) and rows; 4: Markdown read by its structure
+# (an HTML block as its text, a fenced code block cut between lines)
+CHUNKER_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class _Unit:
     end: int
     page: int | None
     opens_paragraph: bool
-    table_header: str = ""  # for a table row below the header: the header rows, repeated as lead
+    # what a chunk starting here opens with as its lead: a table's header rows above a row below them, a code
+    # block's opening fence above a line of it
+    lead: str = ""
     row: int | None = None  # a spreadsheet's table row: its number in the sheet
 
 
@@ -115,6 +118,8 @@ class Chunker:
             end = start + len(block.text)
             if block.kind == "table":
                 current.units.extend(self._table_units(text, start, end, block.page, block.rows))
+            elif block.kind == "code":
+                current.units.extend(self._code_units(text, start, end, block.page))
             else:
                 current.units.extend(self._units(text, start, end, block.page))
         if current.units:
@@ -149,6 +154,20 @@ class Chunker:
                 units.append(_Unit(p_start, p_end, page, n == 0, header if n >= header_rows else "", number.get(n)))
         return units
 
+    def _code_units(self, text: str, start: int, end: int, page: int | None) -> list[_Unit]:
+        """One unit per line of code (a full stop in `java.version` ends nothing); the lines after the opening
+        fence carry it, so a block cut across chunks stays code."""
+        fence = text[start : text.find("\n", start, end) if "\n" in text[start:end] else end]
+        units: list[_Unit] = []
+        pos = start
+        for line in text[start:end].split("\n"):
+            for p_start, p_end in hard_split(text, pos, pos + len(line), self.config.max_chars):
+                p_start, p_end = _strip(text, p_start, p_end)
+                if p_end > p_start:
+                    units.append(_Unit(p_start, p_end, page, not units, fence if units else ""))
+            pos += len(line) + 1
+        return units
+
     def _pack(self, text: str, units: list[_Unit]) -> list[_Span]:
         cfg = self.config
         spans: list[_Span] = []
@@ -170,7 +189,7 @@ class Chunker:
                         break
             numbered = [u.row for u in units[i:j] if u.row is not None]
             spans.append(_Span(units[i].start, units[j - 1].end, units[i].page, units[j - 1].page,
-                               units[i].table_header, numbered[0] if numbered else None,
+                               units[i].lead, numbered[0] if numbered else None,
                                numbered[-1] if numbered else None))
             if j >= n:
                 break

@@ -336,8 +336,8 @@ def render_quotes(question: str, excerpts: list[list[Unit]], sources: list[Chunk
         if excerpt[0].kind == "row":
             header = excerpt[0].text.rsplit("\n", 1)[0]
             text = neutralise("\n".join([header, *(u.matched_text for u in excerpt)]))
-        else:  # sentences of one paragraph run on; whole paragraphs keep their line breaks
-            text = neutralise("".join(("\n" if u.kind == "paragraph" else " ") * bool(n) + u.text
+        else:  # sentences of one paragraph run on; whole paragraphs and code blocks keep their line breaks
+            text = neutralise("".join(("\n" if _on_own_lines(u, excerpt[n - 1]) else " ") * bool(n) + u.text
                                       for n, u in enumerate(excerpt)))
         quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
         # A table's rows may come from more than one of its passages: each is cited.
@@ -526,9 +526,15 @@ def _needs_room(evidence: Evidence, follower: Unit, other: ScoredUnit | None, us
     return fits and taken + _sentences(follower) + _sentences(second.unit) > max_sentences
 
 
+def _on_own_lines(unit: Unit, before: Unit) -> bool:
+    """Whether a unit is quoted on lines of its own after the one before it: a paragraph, or next to code."""
+    return unit.kind in ("paragraph", "code") or before.kind == "code"
+
+
 def _sentences(unit: Unit) -> int:
-    """What a unit costs of the sentence budget: a table row, an article (第九条 …) or a list item is one."""
-    if unit.kind == "row" or (unit.kind == "paragraph" and _ITEM.match(unit.text)):
+    """What a unit costs of the sentence budget: a table row, a code block, an article (第九条 …) or a list
+    item is one."""
+    if unit.kind in ("row", "code") or (unit.kind == "paragraph" and _ITEM.match(unit.text)):
         return 1
     return max(1, len(sentence_spans(unit.text, clauses=False)))
 

@@ -1,5 +1,7 @@
 """What can be quoted from a passage: whole short paragraphs and list items (an article such as 第九条
-stays whole), full sentences of longer ones, and table rows together with their column headers.
+stays whole), full sentences of longer ones, table rows together with their column headers, and each code
+block whole, fenced (one that the passage starts inside of opens with the fence its lead repeats). A
+paragraph of images alone says nothing to quote.
 
 Paragraphs are separated by blank lines; a single line break inside one is a soft wrap (Markdown,
 PDF text), so a quote never stops at the end of a wrapped line.
@@ -14,7 +16,7 @@ from typing import Literal
 from rag.text import hard_split, sentence_spans
 from rag.types import Chunk
 
-UnitKind = Literal["paragraph", "sentence", "row"]
+UnitKind = Literal["paragraph", "sentence", "row", "code"]
 
 SHORT_PARAGRAPH = 200  # characters: a paragraph or list item up to this long is quoted whole
 LONG_SENTENCE = 400  # a "sentence" longer than this is quoted clause by clause
@@ -26,6 +28,9 @@ ARTICLE = re.compile(r"^\s*第[一二三四五六七八九十百千零\d]+条")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十\d]{1,3}[)）、])\s+")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_WORD = re.compile(r"\w")
 
 
 @dataclass(frozen=True)
@@ -43,20 +48,67 @@ class Unit:
         return self.text.rsplit("\n", 1)[-1] if self.kind == "row" else self.text
 
 
-def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit]:
-    """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
+def quotable_units(chunk: Chunk, source: int, first_index: int = 0, *, code: bool = True) -> list[Unit]:
+    """The units of one passage; `following` counts from `first_index` (the list they are appended to).
+    Without `code`, its code blocks are left out (a question that asks for no code is not answered by one)."""
     units: list[Unit] = []
     header = _header_lines(chunk.lead)
-    for block in _BLOCK.finditer(chunk.text):
-        lines = [(m.start() + block.start(), m.group(0)) for m in re.finditer(r"[^\n]+", block.group(0))]
-        lines = [(at, line) for at, line in lines if line.strip() and not line.lstrip().startswith("#")]
-        if lines and all(line.lstrip().startswith("|") for _, line in lines):
-            units.extend(_table_units(lines, header, source))
-        else:
-            for start, end in _items(lines):
-                units.extend(_paragraph_units(chunk.text, start, end, source, first_index + len(units)))
-        header = []
+    for start, end, fence in _code_and_prose(chunk.text, _opening_fence(chunk.lead)):
+        if fence is not None:
+            if code:
+                units.append(_code_unit(chunk.text, start, end, fence, source))
+            header = []
+            continue
+        for block in _BLOCK.finditer(chunk.text, start, end):
+            lines = [(m.start() + block.start(), m.group(0)) for m in re.finditer(r"[^\n]+", block.group(0))]
+            lines = [(at, line) for at, line in lines if line.strip() and not line.lstrip().startswith("#")]
+            if lines and all(line.lstrip().startswith("|") for _, line in lines):
+                units.extend(_table_units(lines, header, source))
+            else:
+                for item_start, item_end in _items(lines):
+                    if _WORD.search(_IMAGE.sub("", chunk.text[item_start:item_end])):
+                        units.extend(_paragraph_units(chunk.text, item_start, item_end, source,
+                                                      first_index + len(units)))
+            header = []
     return units
+
+
+def _opening_fence(lead: str) -> str | None:
+    """The fence a passage's lead opens (the passage starts inside that code block), else None."""
+    line = lead.split("\n", 1)[0]
+    return line.strip() if _FENCE.match(line) else None
+
+
+def _code_and_prose(text: str, fence: str | None) -> list[tuple[int, int, str | None]]:
+    """The spans of `text` in order, each with the opening fence of the code block it is (None: prose);
+    `fence`: the one the text starts inside of."""
+    spans: list[tuple[int, int, str | None]] = []
+    start, pos = 0, 0
+    for line in text.split("\n"):
+        marks = _FENCE.match(line)
+        if fence is None and marks:
+            if pos > start:
+                spans.append((start, pos, None))
+            start, fence = pos, line.strip()
+        elif fence is not None and marks and marks.group(1)[0] == fence[0] and not line.strip(fence[0] + " \t"):
+            spans.append((start, pos + len(line), fence))
+            start, fence = pos + len(line) + 1, None
+        pos += len(line) + 1
+    if len(text) > start:
+        spans.append((start, len(text), fence))
+    return spans
+
+
+def _code_unit(text: str, start: int, end: int, fence: str, source: int) -> Unit:
+    """A code block (or the part of it in the passage) as quoted: between its fences."""
+    body = text[start:end].strip("\n")
+    lines = body.split("\n")
+    marks = fence[: len(fence) - len(fence.lstrip(fence[0]))]
+    if not _FENCE.match(lines[0]):
+        lines.insert(0, fence)
+    if len(lines) < 2 or not _FENCE.match(lines[-1]) or len(lines[-1].strip()) > len(marks):
+        lines.append(marks)
+    return Unit(source, start, end, "\n".join(lines), "code")
 
 
 def _table_units(lines: list[tuple[int, str]], header: list[str], source: int) -> list[Unit]:

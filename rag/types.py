@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from rag.links import unlink
 
-BlockKind = Literal["heading", "text", "table"]
+BlockKind = Literal["heading", "text", "table", "code"]
 SECTION_SEPARATOR = " › "
 PUBLIC = "public"  # the collection of files directly under the indexed root
 

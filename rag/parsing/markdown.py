@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from rag.parsing.markup import highlights_fenced, html_blocks, readable
 from rag.types import Block
 
 _FRONT_MATTER = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -12,11 +16,12 @@ _UNCLOSED_ACCESS = re.compile(r"\A(?:[ \t]*\n)*---[ \t]*\n(?:[^\n]*\S[^\n]*\n)*?
                               re.IGNORECASE)
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _FRONT_MATTER_ITEM = re.compile(r"^\s*-\s+(.*?)\s*$")
-_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_QUOTE_MARK = re.compile(r"^ {0,3}> ?")
+# CommonMark with GFM tables; an indented block is no code block (plain text files indent their paragraphs)
+_MARKDOWN = MarkdownIt("commonmark").enable("table").disable("code")
+_LEAVES = {"heading_open", "fence", "html_block", "table_open", "hr"}
 
 
 class FrontMatterError(ValueError):
@@ -46,48 +51,94 @@ def split_front_matter(source: str) -> tuple[dict[str, str], str]:
 
 
 def parse_markdown(source: str, page: int | None = None) -> list[Block]:
-    """Blocks of a Markdown (or plain text) body, in order."""
-    source = HTML_COMMENT.sub("", source.replace("\r\n", "\n").replace("\r", "\n"))
+    """Blocks of a Markdown (or plain text) body, in order, as markdown-it reads its structure: headings,
+    paragraphs, lists and block quotes as written (Markdown's own marks kept), tables as
+    Markdown tables, fenced code as code, and HTML blocks as the text they show (rag.parsing.markup). Prose
+    loses its inline HTML tags, template directives and character entities; an indented block is prose, as
+    in the plain text files read here."""
+    source = highlights_fenced(HTML_COMMENT.sub("", source.replace("\r\n", "\n").replace("\r", "\n")))
+    lines = source.split("\n")
+    tokens = _MARKDOWN.parse(source)
+    quoted = [0] * len(lines)  # how many block quotes each line is in
+    leaves: dict[int, int] = {}  # first line -> the token of a heading, table, code or HTML block there
+    tags: set[str] = set()  # inline HTML, as written
+    for n, token in enumerate(tokens):
+        if token.type == "blockquote_open" and token.map:
+            for line in range(*token.map):
+                quoted[line] += 1
+        elif token.type in _LEAVES and token.map:
+            leaves.setdefault(token.map[0], n)
+        elif token.type == "inline":
+            tags.update(child.content for child in token.children or () if child.type == "html_inline")
     blocks: list[Block] = []
     paragraph: list[str] = []
-    fence: str | None = None
 
     def flush() -> None:
-        text = "\n".join(paragraph).strip()
+        text = readable("\n".join(paragraph), tags)
         paragraph.clear()
+        text = "\n".join(line.rstrip() for line in text.split("\n") if line.strip()).strip()
         if text:
-            is_table = all(_TABLE_ROW.match(line) for line in text.splitlines())
-            blocks.append(Block("table" if is_table else "text", text, page=page))
+            blocks.append(Block("table" if _is_table(text) else "text", text, page=page))
 
-    for line in source.split("\n"):
-        if fence is not None:
-            paragraph.append(line)
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        fence_match = _FENCE.match(line)
-        if fence_match:
+    at = 0
+    while at < len(lines):
+        if at in leaves:
             flush()
-            fence = fence_match.group(1)[:3]
-            paragraph.append(line)
+            end = max(tokens[leaves[at]].map[1], at + 1)
+            written = [_unquoted(line, depth) for line, depth in zip(lines[at:end], quoted[at:end])]
+            blocks.extend(_leaf(tokens, leaves[at], tags, written, page))
+            at = end
             continue
-        heading = _ATX_HEADING.match(line)
-        if heading:
-            flush()
-            title = heading.group(2).strip()
-            if title:
-                blocks.append(Block("heading", title, level=len(heading.group(1)), page=page))
-            continue
-        underline = _SETEXT_UNDERLINE.match(line)
-        if underline and len(paragraph) == 1 and paragraph[0].strip() and not _TABLE_ROW.match(paragraph[0]):
-            title = paragraph.pop().strip()
-            blocks.append(Block("heading", title, level=1 if underline.group(1)[0] == "=" else 2, page=page))
-            continue
-        if not line.strip():
-            flush()
-            continue
+        line = lines[at]  # as written, block-quote marks too: so it is found in the file
         if paragraph and bool(_TABLE_ROW.match(line)) != bool(_TABLE_ROW.match(paragraph[-1])):
-            flush()  # a table directly after prose (or vice versa) is its own block
-        paragraph.append(line.rstrip())
+            flush()  # rows of pipes directly after prose (or prose after them) are a block of their own
+        if line.strip():
+            paragraph.append(line.rstrip())
+        else:
+            flush()
+        at += 1
     flush()
     return blocks
+
+
+def _leaf(tokens: list[Token], n: int, tags: set[str], written: list[str], page: int | None) -> list[Block]:
+    """The blocks of the heading, table, code or HTML block that opens with token `n` (`written`: its lines)."""
+    token = tokens[n]
+    if token.type == "heading_open":
+        title = readable(tokens[n + 1].content, tags).strip()
+        return [Block("heading", title, level=int(token.tag[1]), page=page)] if title else []
+    if token.type == "fence":
+        return [Block("code", f"{token.markup}{token.info}\n{token.content}{token.markup}", page=page)]
+    if token.type == "html_block":
+        return html_blocks(token.content, page)
+    if token.type == "table_open":
+        if all(_TABLE_ROW.match(line) for line in written):  # as written, so it is found in the file
+            return [Block("table", "\n".join(readable(line, tags).strip() for line in written), page=page)]
+        return [Block("table", _table(tokens, n, tags), page=page)]
+    return []  # a thematic break
+
+
+def _table(tokens: list[Token], n: int, tags: set[str]) -> str:
+    """A table written without its outer pipes as Markdown rows `| a | b |` under its header and a
+    separator row."""
+    rows: list[list[str]] = []
+    for token in tokens[n + 1:]:
+        if token.type == "table_close":
+            break
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(" ".join(readable(token.content, tags).split()))
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    separator = "|" + "---|" * (len(rows[0]) if rows else 1)
+    return "\n".join(lines[:1] + [separator] + lines[1:])
+
+
+def _unquoted(line: str, depth: int) -> str:
+    for _ in range(depth):
+        line = _QUOTE_MARK.sub("", line, count=1)
+    return line
+
+
+def _is_table(text: str) -> bool:
+    return all(_TABLE_ROW.match(line) for line in text.splitlines())

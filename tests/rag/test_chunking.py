@@ -102,6 +102,16 @@ def test_table_continuation_repeats_the_header():
     assert "| Date | Name | Status |" in chunks[1].indexed_text
 
 
+def test_a_long_code_block_is_cut_between_lines_and_each_later_part_leads_with_its_fence():
+    lines = "\n".join(f"config.setProperty(\"apollo.key.{n}\", \"value number {n} of the demo\");" for n in range(30))
+    doc = _doc(f"# Client\n\nSet the keys:\n\n```java\n{lines}\n```\n")
+    chunks = Chunker().chunk(doc)
+    assert len(chunks) > 2 and chunks[0].lead == ""
+    assert all(c.lead == "```java" for c in chunks[1:])
+    assert all(c.text.startswith("config.setProperty(") for c in chunks[1:]), "code is cut between its lines"
+    assert chunks[-1].text.endswith("```")
+
+
 def test_pages_are_recorded():
     blocks = [
         Block("heading", "Policy", level=1, page=1),

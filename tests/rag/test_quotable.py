@@ -36,3 +36,15 @@ def test_table_rows_carry_their_header_also_when_the_table_began_in_an_earlier_c
     assert first[1].matched_text == "| 2026-12-24 | Closure |" and first[1].kind == "row"
     continued = quotable_units(chunk("| 2026-12-25 | Christmas |", lead="| Date | Holiday |\n|---|---|"), 0)
     assert [u.text for u in continued] == ["| Date | Holiday |\n|---|---|\n| 2026-12-25 | Christmas |"]
+
+
+def test_a_code_block_is_one_unit_fenced_also_when_the_passage_starts_inside_it_and_images_are_no_unit():
+    text = "先检查版本：\n```sh\njava -version\n```\n\n![architecture](https://cdn.example.com/a.png)\n\n然后启动。"
+    assert [(u.kind, u.text) for u in quotable_units(chunk(text), 0)] == [
+        ("paragraph", "先检查版本："), ("code", "```sh\njava -version\n```"), ("paragraph", "然后启动。")]
+    continued = chunk("java -version\n\nmvn -v\n```\n之后执行脚本。", lead="```sh")
+    assert [(u.kind, u.text) for u in quotable_units(continued, 0)] == [
+        ("code", "```sh\njava -version\n\nmvn -v\n```"), ("paragraph", "之后执行脚本。")]
+    cut = chunk("Run:\n\n```sh\n./demo.sh start")
+    assert quotable_units(cut, 0)[-1].text == "```sh\n./demo.sh start\n```", "a block the passage cuts is closed"
+    assert [u.kind for u in quotable_units(continued, 0, code=False)] == ["paragraph"]
