@@ -1,5 +1,5 @@
-"""What kind of answer a question asks for — an amount, a time of day, a year, a span of time, a date — and
-whether a sentence can give it.
+"""What kind of answer a question asks for — an amount, a time of day, a year, a span of time, a date, or
+code — and whether a sentence can give it.
 
 The embedded model reads "What time does the building close?" as close to a row of the holiday table
 ("Office closed") as to "The offices are open from 7:00 to 21:00", and "How many days of leave?" as close
@@ -163,6 +163,41 @@ _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b
                    r"|(?:星期|周|礼拜)[一二三四五六日天]", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})s?\b|\b\d{1,2}(?:st|nd|rd|th) century\b|\bcentur(?:y|ies)\b"
                    r"|\bdecades?\b|[\d〇零一二三四五六七八九]{2,4}年|世纪|年代", re.IGNORECASE)
+
+
+# Asking for code: a question naming a command, a script, a configuration file or its syntax, an environment
+# variable, a dependency, or a format code is written in. Only such a question is answered by a code block;
+# any other is answered in prose ("Which Java version does the client need?" by "Java 1.8+", never by the
+# block showing `java -version`). Per language (lower case; at word starts, Chinese inside words); in a
+# language not listed, any of them.
+_ASKING_CODE = {
+    "en": r"commands?\b|command[- ]line|cli\b|scripts?\b|snippets?\b|syntax|code samples?|code examples?"
+          r"|(?:sample|example) code|(?:config(?:uration)?|properties) files?|environment variables?|env vars?"
+          r"|dependenc(?:y|ies)|what (?:do|should) i (?:type|run|enter|paste)",
+    "de": r"befehl|skript|konfigurationsdatei|syntax|umgebungsvariable|codebeispiel|abhängigkeit",
+    "fr": r"commande|script|fichier de configuration|syntaxe|variable d'environnement|exemple de code|dépendance",
+    "es": r"comando|script|archivo de configuración|sintaxis|variable de entorno|ejemplo de código|dependencia",
+    "it": r"comando|script|file di configurazione|sintassi|variabile d'ambiente|esempio di codice|dipendenza",
+    "pt": r"comando|script|arquivo de configuração|ficheiro de configuração|sintaxe|variável de ambiente"
+          r"|exemplo de código|dependência",
+    "zh": r"命令|指令|脚本|代码|写法|怎么写|如何写|配置文件|配置项|配置示例|环境变量|启动参数|参数名|语法|依赖"
+          r"|properties",
+    "ja": r"コマンド|スクリプト|コード|設定ファイル|構文|環境変数|依存",
+    "ko": r"명령|스크립트|코드|설정 파일|구문|환경 변수|의존",
+}
+# ... and the formats and tools code is written in, in any language ("the YAML for …", "pom 里怎么加")
+_CODE_FORMATS = r"yaml|yml|json|xml|toml|pom|gradle|maven|docker-?compose|dockerfile|sql|bash|powershell|kubectl"
+_CODE_ASKED = {lang: re.compile(rf"(?:^|(?<=\W)){words}" if lang not in ("zh", "ja", "ko") else words, re.IGNORECASE)
+               for lang, words in _ASKING_CODE.items()}
+_ANY_CODE_ASKED = re.compile("|".join(f"(?:{words})" for words in _ASKING_CODE.values()), re.IGNORECASE)
+_FORMAT_NAMED = re.compile(rf"(?<![A-Za-z0-9])(?:{_CODE_FORMATS})(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def asks_for_code(question: str, language: str) -> bool:
+    """Whether `question` (in `language`) asks for a command, a configuration or other code: then, and only
+    then, a code block can answer it."""
+    asking = _CODE_ASKED.get(language, _ANY_CODE_ASKED)
+    return bool(asking.search(question) or _FORMAT_NAMED.search(question))
 
 
 def asked_kind(question: str, language: str) -> str | None:

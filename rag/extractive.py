@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from rag.answer_kind import asks_for_code
 from rag.bilingual import GLOSSED_LANGUAGE
 from rag.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
@@ -137,12 +138,16 @@ MIN_TITLE = 4
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
                   margin: float = 0.08, apart: float = APART, across: float = ACROSS,
-                  confirmed: tuple[str, ...] | None = None, asked: str = "") -> list[list[Unit]]:
+                  confirmed: tuple[str, ...] | None = None, asked: str = "", code: bool = True) -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut
     (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
     when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the
-    gate on its own model (None when the gate did not read them); `asked`: the question's language."""
+    gate on its own model (None when the gate did not read them); `asked`: the question's language. Without
+    `code` (the question asks for none, rag.answer_kind.asks_for_code) no code block is quoted: what the
+    evidence holds of it still tells the gate the topic is covered, but it answers nothing in prose."""
+    if not code:
+        evidence = replace(evidence, units=[u for u in evidence.units if u.unit.kind != "code"])
     evidence = _said_first(_rule_first(evidence, apart), margin, confirmed, asked)
     best = evidence.best
     if best is None:
@@ -359,7 +364,7 @@ def extract_answer(
     if not sources:
         raise ValueError("no sources to quote")
     evidence = evidence or gather_evidence(question, sources, idf, similarity, query=query)
-    excerpts = choose_quotes(evidence)
+    excerpts = choose_quotes(evidence, code=asks_for_code(question, detect_language(question)))
     if not excerpts:
         return None
     return unlink(render_quotes(question, excerpts, sources, evidence.missing), source_urls(s.url for s in sources))

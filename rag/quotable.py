@@ -48,15 +48,13 @@ class Unit:
         return self.text.rsplit("\n", 1)[-1] if self.kind == "row" else self.text
 
 
-def quotable_units(chunk: Chunk, source: int, first_index: int = 0, *, code: bool = True) -> list[Unit]:
-    """The units of one passage; `following` counts from `first_index` (the list they are appended to).
-    Without `code`, its code blocks are left out (a question that asks for no code is not answered by one)."""
+def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit]:
+    """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
     units: list[Unit] = []
     header = _header_lines(chunk.lead)
     for start, end, fence in _code_and_prose(chunk.text, _opening_fence(chunk.lead)):
         if fence is not None:
-            if code:
-                units.append(_code_unit(chunk.text, start, end, fence, source))
+            units.append(_code_unit(chunk.text, start, end, fence, source))
             header = []
             continue
         for block in _BLOCK.finditer(chunk.text, start, end):

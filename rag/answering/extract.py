@@ -3,7 +3,7 @@ model is configured or it failed before writing anything."""
 
 from __future__ import annotations
 
-from rag.answer_kind import giving_first, unstated_kind
+from rag.answer_kind import asks_for_code, giving_first, unstated_kind
 from rag.answering.context import AnswerContext
 from rag.extractive import choose_quotes, render_quotes
 from rag.gate import GateDecision
@@ -22,7 +22,7 @@ class Extract:
             evidence = evidence.led_by(decision.language)  # what decided is quoted first
         confirmed = decision.confirmed if decision is not None else None
         asked = detect_language(ctx.question)
-        quotes = choose_quotes(evidence, confirmed=confirmed, asked=asked)
+        quotes = choose_quotes(evidence, confirmed=confirmed, asked=asked, code=asks_for_code(ctx.question, asked))
         languages = evidence.languages
         said = {id(scored.unit): scored.said_under for scored in evidence.units}
         return giving_first(ctx.question, asked, quotes, lambda unit: unit.text,

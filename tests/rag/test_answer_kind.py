@@ -254,3 +254,16 @@ def _first_zh(question: str, ranked: list[tuple[str, float]]) -> list[str]:
 ])
 def test_a_kind_one_text_states_or_no_year_or_time_asked_is_not_unstated(question, language, texts):
     assert unstated_kind(question, language, texts) is None
+
+
+def test_a_question_asks_for_code_only_when_it_names_a_command_a_configuration_or_a_format():
+    from rag.answer_kind import asks_for_code
+
+    asking = [("What command starts the demo client?", "en"), ("How do I set the env var for the meta server?", "en"),
+              ("Show me the YAML for two clusters", "en"), ("pom 里怎么加依赖？", "zh"), ("启动脚本在哪里？", "zh"),
+              ("Wie lautet der Befehl zum Starten?", "de")]
+    not_asking = [("Is there a dress code?", "en"), ("Which Java version does the client need?", "en"),
+                  ("Apollo客户端对 Guava 的版本有什么要求？", "zh"), ("What terminal does the shuttle leave from?", "en"),
+                  ("客户端多久拉一次配置？", "zh")]
+    assert all(asks_for_code(q, lang) for q, lang in asking)
+    assert not any(asks_for_code(q, lang) for q, lang in not_asking)

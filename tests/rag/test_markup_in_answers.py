@@ -38,6 +38,27 @@ String value = config.getProperty("timeout", "1000");
 System.out.println(String.format("Value for key %s is %s", "timeout", value));
 ```
 """
+SETUP = """# 准备工作
+
+## Java
+
+* 服务端：Java 17 及以上
+* 客户端：Java 1.8 及以上
+
+配置好后，可以通过如下命令检查：
+
+```sh
+java -version
+```
+
+样例输出：
+
+```sh
+java version "17.0.14"
+Java(TM) SE Runtime Environment (build 17.0.14+7)
+Java HotSpot(TM) 64-Bit Server VM (build 17.0.14+7, mixed mode)
+```
+"""
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +66,7 @@ def documents(shared_data_dir, tmp_path_factory):
     folder = tmp_path_factory.mktemp("markup-docs")
     (folder / "remote.md").write_text(REMOTE, encoding="utf-8")
     (folder / "client.md").write_text(CLIENT, encoding="utf-8")
+    (folder / "setup.md").write_text(SETUP, encoding="utf-8")
     index_dir = tmp_path_factory.mktemp("markup-index")
     build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [folder])
     return shared_data_dir, index_dir
@@ -67,3 +89,11 @@ def test_a_heading_that_is_an_entity_is_no_title_and_code_is_quoted_as_a_block(d
     assert "&nbsp;" not in answer.text
     lines = quoted(answer).splitlines()
     assert "> ```java" in lines and "> Config config = ConfigService.getAppConfig();" in lines
+
+
+def test_a_question_asking_for_no_code_is_answered_from_the_prose_not_the_code_beside_it(documents):
+    for question in ("客户端需要哪个版本的 Java？", "Which Java version does the server need?"):
+        answer = ask(documents, question)
+        assert "Java 1.8 及以上" in quoted(answer) and "```" not in answer.text, question
+    command = quoted(ask(documents, "检查 Java 版本的命令是什么？")).splitlines()
+    assert "> java -version" in command

@@ -47,4 +47,3 @@ def test_a_code_block_is_one_unit_fenced_also_when_the_passage_starts_inside_it_
         ("code", "```sh\njava -version\n\nmvn -v\n```"), ("paragraph", "之后执行脚本。")]
     cut = chunk("Run:\n\n```sh\n./demo.sh start")
     assert quotable_units(cut, 0)[-1].text == "```sh\n./demo.sh start\n```", "a block the passage cuts is closed"
-    assert [u.kind for u in quotable_units(continued, 0, code=False)] == ["paragraph"]
