@@ -19,6 +19,7 @@ import threading
 from functools import lru_cache
 
 from rag.lexical import STOP_WORDS
+from rag.quotable import code_and_prose
 
 _log = logging.getLogger(__name__)
 
@@ -36,6 +37,20 @@ _HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 _KANA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa]")
 _WORD = re.compile(r"[^\W\d_]+")
 _LINK = re.compile(r"\S*(?:https?://|www\.)\S*")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.MULTILINE)
+# Chinese function words written as one character (rag.lexical's): how Chinese joins its words
+_CHINESE_FUNCTION = frozenset(w for w in STOP_WORDS if len(w) == 1 and _CJK.match(w))
+_LATIN_TEXTS = ("de", "fr", "es", "pt", "it")  # the Latin-script languages of `TEXTS` besides English
+# (within a line: a passage may start after a code span's opening backtick)
+_CODE_SPAN = re.compile(r"(`+)(?!`)[^\n]*?(?<!`)\1(?!`)")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK_TARGET = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
+# Identifiers and names written in Latin letters: words joined by dots, underscores, slashes, colons, equals
+# signs or hyphens, camel case, a word holding a digit, a word in capitals
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[._/\\:=@#$-]+[A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*"
+                         r"|[A-Za-z]*\d[A-Za-z0-9]*|\b[A-Z]{2,}[a-z]?\b")
 # What a question in any language shares with a passage in any other: its codes and numbers (X.25, NSFNET,
 # 1598, 5.11) — Latin-script runs holding a digit or two capitals.
 _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.]*")
@@ -134,40 +149,92 @@ class ByLanguage(dict):
 def passage_language(chunk) -> str:
     """The one language of a passage, wherever it is judged (retrieval's fusion, the gate, the evidence, the
     extractive answer's intro): 'zh', 'en', or another language it is plainly written in — a handbook in
-    German is German, not "English" for its Latin letters; Japanese is not Chinese for its kanji — on its
-    own prose (a link's Latin letters say nothing about the language it is written in) or, when that has
-    no letters at all (a table of figures), on its title and headings too."""
-    return _passage_language(_prose(chunk))
+    German is German, not "English" for its Latin letters; Japanese is not Chinese for its kanji — by the
+    grammar of its own prose (`prose_of`, `_by_grammar`); a passage whose prose says nothing by its grammar
+    (a table, a code block, a list of labels or names) is in the language of its context
+    (`_context_language`)."""
+    prose = prose_of(chunk.text, chunk.lead)
+    return (_by_grammar(prose) if _lettered(prose) else None) or _context_language(chunk, prose)
+
+
+def _context_language(chunk, prose: str) -> str:
+    """The language of a passage whose grammar says none: where its headings are written in a script of
+    their own — Chinese characters, kana, Hangul — the one they are in (a table of English settings in a
+    Chinese guide, under "2.4.1.3 部署apollo-configservice", is the guide's), else that of its text by its
+    scripts (`_by_script`: its prose, else its tables, else its headings, else its title)."""
+    headings = " ".join(prose_of(h) for h in chunk.heading_path)
+    if _CJK.search(headings) or _KANA.search(headings) or _HANGUL.search(headings):
+        return _own_script(headings) or "zh"
+    for text in (prose, " ".join(_TABLE_ROW.findall(chunk.text)), headings, chunk.title):
+        if _lettered(text):
+            return _by_script(text)
+    return "en"
 
 
 def passage_script(chunk) -> str:
     """'zh' or 'en' by script alone, as passages were judged before other languages were told apart: what
     the citation check compares a sentence's script with (words are compared within one script)."""
-    return script_language(_prose(chunk))
+    prose = prose_of(chunk.text, chunk.lead)
+    return script_language(prose if _lettered(prose) else " ".join((*chunk.heading_path, chunk.title)))
 
 
-def _prose(chunk) -> str:
-    prose = _LINK.sub(" ", chunk.text)
-    if not (_CJK.search(prose) or _LATIN.search(prose)):
-        prose = _LINK.sub(" ", chunk.indexed_text)
-    return prose
+def _lettered(text: str) -> bool:
+    return bool(_WORD.search(text))
 
 
 @lru_cache(maxsize=4096)
-def _passage_language(prose: str) -> str:
-    """By the whole text's scripts first — Korean where Hangul is the most of it, Japanese where its kana
-    are at least a quarter of its kanji (a Chinese passage naming 「さくら」 or 서울 in passing stays Chinese),
-    Chinese where its characters outnumber half its Latin letters — then, for Latin script, fastText on
-    each of its first three windows of `JUDGED_CHARS`: another language only when every window says so."""
-    han, kana, hangul = len(_CJK.findall(prose)), len(_KANA.findall(prose)), len(_HANGUL.findall(prose))
-    latin = len(_LATIN.findall(prose))
+def prose_of(text: str, lead: str = "") -> str:
+    """The natural language of a passage's text: without its code blocks (`lead`: the fence of one it starts
+    inside of), table rows, code spans, links' targets, images, URLs, HTML tags and identifiers
+    (`apollo.meta`, `config-service`, `getAppConfig`, `JAVA_HOME`, `v1.8`, `SQL`). A Chinese guide names its
+    commands and settings in Latin letters in every sentence ("为apollo-configservice配置`eureka.server.enabled=
+    false`即可") and lists a chart's parameters in a table of English descriptions: its language is that of
+    the words around them. (A table is data — names, figures, settings —, in the language of the document it
+    is in: one a passage holds alone is judged by its headings.)"""
+    prose = " ".join(text[start:end] for start, end, fence in code_and_prose(text, lead) if fence is None)
+    prose = _TABLE_ROW.sub(" ", prose)
+    prose = _LINK_TARGET.sub(r"\1", _IMAGE.sub(" ", _CODE_SPAN.sub(" ", prose)))
+    return _IDENTIFIER.sub(" ", _TAG.sub(" ", _LINK.sub(" ", prose)))
+
+
+@lru_cache(maxsize=4096)
+def _by_grammar(prose: str) -> str | None:
+    """Korean or Japanese by script (`_own_script`); else by its function words (`_function_words`): Chinese
+    where more of them are Chinese's, the Latin-script language's (`_latin_language`) where fewer, None where
+    as many (names, labels, "Kubernetes 1.10+": its grammar says nothing)."""
+    own = _own_script(prose)
+    if own:
+        return own
+    chinese, latin = _function_words(prose)
+    if chinese == latin:
+        return None
+    return "zh" if chinese > latin else _latin_language(prose)
+
+
+@lru_cache(maxsize=4096)
+def _by_script(text: str) -> str:
+    """By the text's scripts alone: Korean or Japanese (`_own_script`), Chinese where its characters
+    outnumber half its Latin letters, else the Latin-script language (`_latin_language`)."""
+    han, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    return _own_script(text) or ("zh" if han and han * 2 >= latin else _latin_language(text))
+
+
+def _own_script(text: str) -> str | None:
+    """Korean where Hangul is the most of the text, Japanese where its kana are at least a quarter of its
+    kanji (a Chinese passage naming 「さくら」 or 서울 in passing stays Chinese), else None."""
+    han, kana, hangul = len(_CJK.findall(text)), len(_KANA.findall(text)), len(_HANGUL.findall(text))
+    latin = len(_LATIN.findall(text))
     if hangul and hangul * 2 >= han + kana + latin:
         return "ko"
     if kana and kana * 4 >= han and kana * 2 >= latin:
         return "ja"
-    if han and han * 2 >= latin:
-        return "zh"
-    windows = [prose[n: n + JUDGED_CHARS] for n in range(0, min(len(prose), 3 * JUDGED_CHARS), JUDGED_CHARS)]
+    return None
+
+
+def _latin_language(text: str) -> str:
+    """The language of a text in Latin script: fastText on each of its first three windows of
+    `JUDGED_CHARS`, another language than English only when every window says so."""
+    windows = [text[n: n + JUDGED_CHARS] for n in range(0, min(len(text), 3 * JUDGED_CHARS), JUDGED_CHARS)]
     said = set()
     for window in windows:
         if len(_WORD.findall(window)) < MIN_WORDS:
@@ -175,7 +242,27 @@ def _passage_language(prose: str) -> str:
         found = _model_says(" ".join(window.split()))
         said.add(str(found[0]["lang"]) if found and found[0]["score"] >= DETECTED_AT else "en")
     language = said.pop() if len(said) == 1 else "en"
-    return "en" if language == "zh" else language  # Latin script is never Chinese
+    # Latin script is never Chinese, nor Japanese (written with kana) or Korean (with Hangul)
+    return "en" if language in ("zh", "ja", "ko") else language
+
+
+def _function_words(prose: str) -> tuple[int, int]:
+    """How many of Chinese's function words (的, 是, 在, 和 …, as characters) and of the Latin-script
+    languages' (the, of, und, les …) a text holds: its grammar. A Chinese guide writes its products' names in
+    English ("webClient 可以基于多种实现 (reactor netty httpclient, jetty reactive httpclient)"), an English page
+    names Chinese rules ("follow 年假与请假制度")."""
+    chinese = sum(ch in _CHINESE_FUNCTION for ch in prose)
+    # (a letter alone is as often a list's label or a variable as English's "a")
+    latin = sum(len(w) > 1 and w.lower() in _latin_function_words() for w in _LATIN_WORD.findall(prose))
+    return chinese, latin
+
+
+@lru_cache(maxsize=1)
+def _latin_function_words() -> frozenset[str]:
+    """English's function words (rag.lexical's: stopwords-iso's English list holds "value", "system",
+    "always", words a Chinese guide writes in English too) and the other Latin-script answer languages'."""
+    english = frozenset(w for w in STOP_WORDS if _LATIN.match(w))
+    return english.union(*(stop_words(language) for language in _LATIN_TEXTS))
 
 
 @lru_cache(maxsize=32)

@@ -52,7 +52,7 @@ def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit
     """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
     units: list[Unit] = []
     header = _header_lines(chunk.lead)
-    for start, end, fence in _code_and_prose(chunk.text, _opening_fence(chunk.lead)):
+    for start, end, fence in code_and_prose(chunk.text, chunk.lead):
         if fence is not None:
             units.append(_code_unit(chunk.text, start, end, fence, source))
             header = []
@@ -77,9 +77,10 @@ def _opening_fence(lead: str) -> str | None:
     return line.strip() if _FENCE.match(line) else None
 
 
-def _code_and_prose(text: str, fence: str | None) -> list[tuple[int, int, str | None]]:
-    """The spans of `text` in order, each with the opening fence of the code block it is (None: prose);
-    `fence`: the one the text starts inside of."""
+def code_and_prose(text: str, lead: str = "") -> list[tuple[int, int, str | None]]:
+    """The spans of a passage's `text` in order, each with the opening fence of the code block it is (None:
+    prose); `lead`: the passage's, whose fence opens the block its text starts inside of."""
+    fence = _opening_fence(lead)
     spans: list[tuple[int, int, str | None]] = []
     start, pos = 0, 0
     for line in text.split("\n"):

@@ -236,3 +236,41 @@ def test_a_quote_in_a_language_other_than_the_known_two_is_introduced_without_na
 def test_function_words_of_another_language_are_known_and_none_for_an_unknown_one():
     assert {"ich", "meinen", "wie"} <= stop_words("de") and "hund" not in stop_words("de")
     assert "le" in stop_words("fr") and stop_words("xx") == frozenset()
+
+
+@pytest.mark.parametrize("text, language", [
+    # Chinese written around commands, settings and names in Latin letters
+    ("为apollo-configservice配置`apollo.eureka.server.enabled=false`即可，通过bootstrap.yml或-D参数等方式皆可。", "zh"),
+    ("webClient 可以基于多种实现 (reactor netty httpclient, jetty reactive httpclient, apache httpclient5), "
+     "所需添加的依赖如下", "zh"),
+    ("在配置好后，可以通过如下命令检查：\n```sh\njava -version\n```\n样例输出：\n```sh\njava version \"17.0.14\"\n"
+     "Java(TM) SE Runtime Environment (build 17.0.14+7)\n```", "zh"),
+    ("a)双耳听力障碍(≥41dB HL)。\n\nb)双耳外耳道闭锁。", "zh"),  # a list's labels are no English
+    ('首次启动使用 SPRING_SQL_INIT_MODE="always" 环境变量来进行初始化\n\n```bash\nexport SPRING_H2_CONSOLE_ENABLED=false\n```',
+     "zh"),  # "always" is no function word
+    ("`\n2. 通过操作系统的System Environment`${ENV}_META`\n    * 如`DEV_META=http://config-service-url`\n"
+     "    * 注意key为全大写，且中间是`_`分隔", "zh"),  # it starts after a code span's opening backtick
+    # ... and English naming Chinese rules
+    ("Employees of the China office follow 年假与请假制度 (see 第五条).", "en"),
+    ("The holidays are 春节, 清明节, 劳动节, 端午节, 中秋节 and 国庆节.", "en"),
+])
+def test_a_passage_is_judged_by_the_grammar_of_its_prose_not_by_its_code_names_or_links(text, language):
+    assert passage_language(chunk(text)) == language
+
+
+def test_a_passage_of_code_a_table_or_names_alone_is_in_the_language_of_its_headings():
+    from rag.types import Chunk
+
+    code = '<dependency>\n   <groupId>com.ctrip.framework.apollo</groupId>\n</dependency>\n```'
+    passage = Chunk("c1", "java-sdk.md", "java sdk user guide", ("三、客户端用法", "3.2 Spring整合方式",
+                    "3.2.1.5.1 添加 maven 依赖", "reactor netty httpclient"), code, 0, len(code), None, None, "",
+                    "2026-01-01", lead="```xml")
+    assert passage_language(passage) == "zh"
+    under_two = Chunk("c2", "introduction.md", "apollo introduction", ("3、Apollo at a glance", "3.6 客户端监听配置变化"),
+                      code, 0, len(code), None, None, "", "2026-01-01", lead="```xml")
+    assert passage_language(under_two) == "zh"
+    for text in ("请参考[Portal 共享 session](https://example.com/session-store)", "- Kubernetes 1.10+\n- Helm 3",
+                 "| `configdb.port` | The port of the config db | `3306` |"):  # no grammar: its headings' language
+        listed = Chunk("c3", "guide.md", "distributed deployment guide", ("二、部署步骤", "2.4 Kubernetes部署"), text, 0,
+                       len(text), None, None, "", "2026-01-01")
+        assert passage_language(listed) == "zh", text

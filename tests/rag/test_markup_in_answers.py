@@ -97,3 +97,10 @@ def test_a_question_asking_for_no_code_is_answered_from_the_prose_not_the_code_b
         assert "Java 1.8 及以上" in quoted(answer) and "```" not in answer.text, question
     command = quoted(ask(documents, "检查 Java 版本的命令是什么？")).splitlines()
     assert "> java -version" in command
+
+
+def test_a_chinese_guide_full_of_commands_and_names_is_introduced_as_chinese(documents):
+    asked_in_chinese = ask(documents, "客户端需要哪个版本的 Java？").text
+    assert "摘自英文文档" not in asked_in_chinese and "Java 1.8 及以上" in asked_in_chinese
+    asked_in_english = ask(documents, "Which Java version does the server need?").text.splitlines()
+    assert "From the Chinese document “准备工作”:" in asked_in_english
