@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.parsing.markup import readable
 from rag.types import Hit
 
 _WHITESPACE = re.compile(r"\s+")
@@ -52,7 +53,9 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def _squash(text: str) -> str:
-    return _WHITESPACE.sub("", text)
+    """The text as compared: as it reads (a gold passage copied from a page's source may hold a template
+    directive or an entity; the passages read hold none: rag.parsing.markup), without spaces."""
+    return _WHITESPACE.sub("", readable(text))
 
 
 def is_hit(file: str, text: str, gold: Gold) -> bool:

@@ -29,3 +29,8 @@ def test_metrics():
     assert metrics.answerable == 4 and metrics.questions == 5
     assert metrics.recall[1] == 0.25 and metrics.recall[5] == 0.5 and metrics.recall[100] == 0.75
     assert abs(metrics.mrr_at_10 - (1 + 1 / 3) / 4) < 1e-9
+
+
+def test_a_gold_passage_copied_from_a_pages_source_hits_the_passage_as_it_reads():
+    gold = Gold("travel.md", 'Book through the [travel desk]({% page "/travel/desk/" %}) &mdash; two weeks ahead.')
+    assert is_hit("travel.md", "Book through the travel desk — two weeks ahead. Receipts are needed.", gold)
