@@ -49,6 +49,11 @@ class Page:
     follow: bool = True  # … and its links followed
 
 
+def is_ready() -> bool:
+    """True once this module (lxml, trafilatura) is imported: what a reading child answers when it starts."""
+    return True
+
+
 def read_page(data: bytes, url: str, charset: str | None = None) -> Page:
     """Read the HTML page `data` fetched from `url` (`charset`: the one its Content-Type named)."""
     text = _XML_DECLARATION.sub("", decode(data, charset), count=1)

@@ -17,6 +17,7 @@ from rag.parsing.markdown import parse_markdown
 from rag.sources.base import DocumentMeta, SourceError
 from rag.sources.config import WebSource
 from rag.sources.web import WebConnector, WebLimits
+from rag.sources.web_extract import read_page
 from tests.fakes.website import FOOTER, MENU, FakeWebsite, page
 
 ROBOTS = "User-agent: *\nDisallow: /docs/private/\n"
@@ -432,14 +433,25 @@ def long_page(sections: int) -> str:
     return f"<html><head><title>Archive</title></head><body><main>{body}</main></body></html>"
 
 
+def seconds_to_read(html: str) -> float:
+    """How long this machine takes to read a page's text (in this process, as the crawl's child does)."""
+    began = time.monotonic()
+    read_page(html.encode(), "http://intranet.example/docs/slow")
+    return time.monotonic() - began
+
+
 def test_a_page_too_large_or_too_slow_to_read_is_skipped_with_its_reason(tmp_path):
+    slow = long_page(6_000)  # 1.5 MB
+    # A quarter of what it takes here, whatever the machine's speed (a small page reads in milliseconds).
+    deadline = max(0.05, round(seconds_to_read(slow) / 4, 2))
     with FakeWebsite() as site:
         site.put("/docs/", page("Policies", [("Welcome", "Every company policy.")], ["huge", "slow", "leave"]))
         site.put("/docs/huge", long_page(9_000))  # 2.3 MB
-        site.put("/docs/slow", long_page(6_000))  # 1.5 MB: some seconds to read
+        site.put("/docs/slow", slow)
         site.put("/docs/leave", page("Leave policy", [("Sick leave", "Call your manager before 9am.")]))
         spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0)
-        conn = WebConnector(spec, env={}, sleep=Sleeps(), limits=WebLimits(max_html_bytes=2 * 2**20, extract_seconds=1))
+        limits = WebLimits(max_html_bytes=2 * 2**20, extract_seconds=deadline)
+        conn = WebConnector(spec, env={}, sleep=Sleeps(), limits=limits)
 
         began = time.monotonic()
         fetched = fetch(conn, tmp_path)
@@ -447,7 +459,7 @@ def test_a_page_too_large_or_too_slow_to_read_is_skipped_with_its_reason(tmp_pat
 
     assert set(fetched.documents) == {"index.md", "leave.md"} and "Sick leave" in files(tmp_path)["leave.md"].decode()
     assert set(fetched.notes) == {"1 page not read: an HTML page larger than 2 MB (AIE_MAX_HTML_MB)",
-                                  "1 page not read: its text took longer than 1 s to read (AIE_WEB_EXTRACT_TIMEOUT)"}
+                                  f"1 page not read: its text took longer than {deadline:g} s to read (AIE_WEB_EXTRACT_TIMEOUT)"}
     assert took < 10
 
 
