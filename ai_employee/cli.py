@@ -26,7 +26,7 @@ from ai_employee.progress import counter, index_progress, stderr
 from ai_employee.sources_cli import sources_app
 
 if TYPE_CHECKING:
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.evaluation import AnswerOutcome
     from rag.index.builder import IndexReport
     from rag.types import Answer, Scope
@@ -251,7 +251,7 @@ def eval_(
     """Index DATASET_DIR/docs (reusing an up-to-date index), run every question, report recall and MRR
     (and, with --answers, refusal and false-refusal rates; with known wrong passages, how often one is in
     the top 5)."""
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.evaluation import evaluate, load_questions
     from rag.index.discovery import read_exclude_file
     from rag.types import Scope
@@ -364,7 +364,7 @@ def _rate(value: float | None) -> str:
 
 def _answer_outcomes(kb: KnowledgeBase, allowed: Scope):
     """A synchronous `question -> AnswerOutcome` over one event loop for the whole evaluation."""
-    from ai_employee.wiring import make_pipeline
+    from rag.knowledge_base import make_pipeline
     from rag.evaluation import AnswerOutcome
     from rag.types import Answer
 
@@ -443,7 +443,7 @@ def scope_json(scope: Scope | None) -> dict | None:
 
 
 async def _ask(kb: KnowledgeBase, question: str, stream: bool, scope: Scope | None = None) -> Answer:
-    from ai_employee.wiring import make_pipeline
+    from rag.knowledge_base import make_pipeline
     from rag.types import EVERYTHING, Answer
 
     pipeline = make_pipeline(kb)

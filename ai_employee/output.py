@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from ai_employee.progress import console, stderr
 
 if TYPE_CHECKING:
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
 stdout = console()
@@ -63,9 +63,10 @@ def settings() -> Settings:
 
 
 def knowledge_base() -> KnowledgeBase:
-    from ai_employee.wiring import KnowledgeBase
+    from ai_employee.wiring import environment_readers
+    from rag.knowledge_base import KnowledgeBase
 
-    return KnowledgeBase.default(settings())
+    return KnowledgeBase.default(settings(), find_readers=environment_readers)
 
 
 def require_index(kb: KnowledgeBase) -> None:

@@ -14,7 +14,7 @@ from ai_employee.output import Commands, fail, knowledge_base, print_json, requi
 from ai_employee.progress import index_progress, stderr
 
 if TYPE_CHECKING:
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.sources.base import CheckReport
     from rag.sources.sync import SyncReport
 

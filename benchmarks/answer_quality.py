@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
+from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
 from benchmarks.question_sets import CORPORA, QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
 from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
+from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.answer_quality import seed_work_cache  # noqa: E402
 from benchmarks.calibrate_gate import auc, fit_logistic, threshold_for  # noqa: E402
 from benchmarks.common import save  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import PROJECT, percentiles, save  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from tests.bot.harness import BOT_USER, TEAM, start_bot, wait_for  # noqa: E402

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import rag.scales  # noqa: E402
-from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
+from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evidence import gather_evidence  # noqa: E402

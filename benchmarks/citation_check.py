@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
 from cache import MemoryCache  # noqa: E402
 from rag.candidates import CandidateFinder  # noqa: E402

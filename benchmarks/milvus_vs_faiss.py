@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import percentiles, save  # noqa: E402
 from benchmarks.synthetic import tile_lexical, tile_vectors  # noqa: E402
 from rag.config import Settings  # noqa: E402

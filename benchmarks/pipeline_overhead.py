@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
+from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
 from benchmarks.question_sets import HANDBOOK_QUESTIONS  # noqa: E402
 from benchmarks.synthetic import FixedStore, tiled_snapshot  # noqa: E402

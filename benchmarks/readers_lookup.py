@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import save  # noqa: E402
-from rag.sources.base import DocumentMeta  # noqa: E402
+from rag.index.metadata import DocumentMeta  # noqa: E402
 from rag.sources.people import EntraPeople, SlackPeople  # noqa: E402
 from rag.sources.readers import ReaderResolver, ResolutionCache  # noqa: E402
 from tests.fakes.graph import TOKEN, FakeGraph  # noqa: E402

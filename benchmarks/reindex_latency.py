@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline  # noqa: E402
+from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.types import Answer  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.bot_overhead import QUESTIONS, REPLY, mention  # noqa: E402
 from benchmarks.common import PROJECT, save  # noqa: E402
 from rag.config import Settings  # noqa: E402

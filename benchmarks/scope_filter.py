@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
 from benchmarks.synthetic import FixedStore, tiled_snapshot  # noqa: E402
 from rag.types import collection_of  # noqa: E402

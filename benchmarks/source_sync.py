@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import machine, save  # noqa: E402
 from benchmarks.confluence_sync import BODY, build  # noqa: E402
 from rag.config import Settings  # noqa: E402

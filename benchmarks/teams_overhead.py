@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_employee.wiring import KnowledgeBase  # noqa: E402
+from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import PROJECT, percentiles, save  # noqa: E402
 from bot.teams.config import TeamsSettings  # noqa: E402
 from rag.config import Settings  # noqa: E402

@@ -38,7 +38,7 @@ from rag.parsing.loader import (
     file_time,
     shadowed_by_mineru_output,
 )
-from rag.sources.base import DocumentMeta
+from rag.index.metadata import DocumentMeta
 from rag.types import Chunk
 
 _log = logging.getLogger(__name__)
@@ -697,7 +697,7 @@ def _apply_source(doc, source: SourceFile) -> None:
 def _anchored(chunks: list[Chunk], source: SourceFile, raw: bytes | None) -> list[Chunk]:
     """Each passage's footnote link: the place in its document it quotes (its lines in a text file on a git
     web view, its heading on a wiki page, its words on a web page, its page in a PDF)."""
-    from rag.sources.anchors import line_ranges, passage_url
+    from rag.index.anchors import line_ranges, passage_url
 
     meta = source.meta
     lines: list[tuple[int, int] | None] = [None] * len(chunks)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rag.access import is_sidecar
 from rag.parsing.loader import is_candidate
-from rag.sources.base import DocumentMeta
+from rag.index.metadata import DocumentMeta
 from rag.types import collection_of
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from rag.parsing.loader import MINERU_SUFFIXES, OCR_SUFFIXES, TEXT_SUFFIXES
-from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import CheckReport, Fetched, Progress, SourceError
 from rag.sources.config import ConfluenceSource
 from rag.sources.confluence_access import PageAccess
 from rag.sources.confluence_api import ConfluenceApi, NotFound, Retry

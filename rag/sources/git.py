@@ -24,7 +24,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import CheckReport, Fetched, Progress, SourceError
 from rag.sources.config import GitSource
 from rag.sources.git_cli import GitFailed, last_commits, output, redact, run_git
 from rag.types import SHORT_COMMIT

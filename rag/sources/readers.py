@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Protocol
 
 from rag.access import NOBODY
-from rag.sources.base import DocumentMeta, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import SourceError
 
 _log = logging.getLogger(__name__)
 EMAIL = "email:"  # a person by their address: looked up

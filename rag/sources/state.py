@@ -15,7 +15,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from rag.sources.base import DocumentMeta
+from rag.index.metadata import DocumentMeta
 
 _log = logging.getLogger(__name__)
 RETRY_FIRST, RETRY_MAX = 60.0, 3600.0  # a failed sync is tried again after 1, 2, 4… minutes, at most hourly

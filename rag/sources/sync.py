@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from rag.index.builder import EmptyIndexError, IndexProgress, IndexReport, MassDeleteRefused, SourceRoot
 from rag.index.snapshot import IndexLockLost, Manifest
-from rag.sources.base import CheckReport, Connector, DocumentMeta, Fetched, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import CheckReport, Connector, Fetched, SourceError
 from rag.sources.config import FolderSource, GitSource, WebSource, ConfluenceSource
 from rag.sources.readers import ReaderResolver, chat_ids_only, unresolved
 from rag.sources.state import SourceBusy, SourceState, StateStore

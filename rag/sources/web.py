@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from rag.parsing.metadata import normalize_date
-from rag.sources.base import CheckReport, DocumentMeta, Fetched, Progress, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import CheckReport, Fetched, Progress, SourceError
 from rag.sources.config import WebSource
 from rag.sources.web_http import (DEADLINE, HTML, MAX_HTML_BYTES, TIMEOUT, USER_AGENT, Answer, Fetcher, Unreachable,
                                   shown)

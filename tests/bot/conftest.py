@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import start_bot
 from tests.bot.teams_ui import start_teams_bot

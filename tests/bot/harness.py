@@ -18,7 +18,8 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from ai_employee.wiring import KnowledgeBase, make_bot
+from ai_employee.wiring import make_bot
+from rag.knowledge_base import KnowledgeBase
 from bot.core.config import ChatSettings
 from bot.slack.config import SlackSettings
 from rag.config import Settings

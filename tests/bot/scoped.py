@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import BOT_USER, TEAM, RunningBot, start_bot, wait_for
 from tests.conftest import build

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from tests.bot.harness import TEAM, one_page_index, start_bot, wait_for
 from tests.bot.slack_ui import open_home, published

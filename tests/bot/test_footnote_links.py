@@ -1,4 +1,4 @@
-"""A footnote's anchored link (rag.sources.anchors) survives each surface whole: Slack's footnote and "Show
+"""A footnote's anchored link (rag.index.anchors) survives each surface whole: Slack's footnote and "Show
 source" modal (mrkdwn `<url|text>`, where `|` and `>` would end the URL early and `&` is an entity), and
 Teams' citation; a URL that is not http(s) gives the reader no link anywhere."""
 
@@ -9,7 +9,7 @@ import re
 
 from bot.slack.blocks import answer_blocks, source_modal
 from bot.teams.citations import teams_citation
-from rag.sources.anchors import passage_url
+from rag.index.anchors import passage_url
 from rag.types import Answer, Chunk, Citation
 
 PAGE = "https://intranet.example.com/policies/travel?lang=en&view=full"

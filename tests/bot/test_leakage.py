@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import pytest
 import redis
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from bot.core.answering import Question
 from rag.config import Settings
 from rag.feedback import CitedChunk

@@ -16,7 +16,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.index.coordination import RedisIndexLock
 from tests.bot.harness import wait_for

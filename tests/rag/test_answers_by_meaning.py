@@ -11,7 +11,7 @@ from tests.rag.test_extractive import ask, quotes
 
 @pytest.fixture(scope="module")
 def handbook(shared_data_dir, tmp_path_factory):
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
     from tests.conftest import HANDBOOK, build
 

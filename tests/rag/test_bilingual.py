@@ -155,7 +155,7 @@ def test_a_folder_it_cannot_write_in_is_passed_over(kept_by_another_process: Pat
 
 def test_indexing_keeps_the_parsed_dictionary_in_the_data_dir(tmp_path: Path, monkeypatch):
     """So that the first question after `ai-employee index` reads it rather than parsing it."""
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
     monkeypatch.setattr(bilingual, "_saved", None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.evidence import gather_evidence
 from rag.extractive import FROM_DOCUMENT, render_quotes

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.evaluation import Gold, is_hit
 from tests.conftest import DATASETS, LAWREF, build, read_jsonl

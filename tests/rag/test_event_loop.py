@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.types import Answer
 from tests.conftest import HANDBOOK

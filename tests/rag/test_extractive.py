@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.types import Answer
 from tests.conftest import HANDBOOK, build

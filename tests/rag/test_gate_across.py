@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from tests.conftest import DATASETS, build
 from tests.rag.test_gate_lawref import outcomes
 

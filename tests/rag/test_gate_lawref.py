@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.types import Answer
 from tests.conftest import LAWREF, read_jsonl
 from tests.lawref_subset import TOURISM, make_subset, tourism_split

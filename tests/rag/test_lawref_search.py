@@ -11,7 +11,7 @@ from tests.lawref_subset import make_subset
 
 @pytest.fixture(scope="module")
 def lawref_kb(tmp_path_factory, shared_data_dir):
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
     subset = make_subset(tmp_path_factory.mktemp("lawref"))

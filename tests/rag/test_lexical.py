@@ -32,7 +32,7 @@ def test_the_pipeline_loads_jieba_before_the_first_question(tmp_path):
     by the first question (≈0.5 s, and in a burst of questions on the event loop's time)."""
     probe = (  # (waits for the load rather than for a thread that may have ended already)
         "import time\n"
-        "from ai_employee.wiring import KnowledgeBase, make_pipeline\n"
+        "from rag.knowledge_base import KnowledgeBase, make_pipeline\n"
         "from rag import lexical\n"
         "from rag.config import Settings\n"
         f"make_pipeline(KnowledgeBase.default(Settings(data_dir={str(tmp_path)!r})))\n"

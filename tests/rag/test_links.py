@@ -74,7 +74,7 @@ def test_streamed_pieces_are_read_in_the_context_of_what_came_before():
 
 
 def test_an_anchored_source_url_is_still_the_sources_own_page():
-    """A footnote's URL points into its document (rag.sources.anchors); the document is the source, so a
+    """A footnote's URL points into its document (rag.index.anchors); the document is the source, so a
     link to it with another anchor, or none, stays, and the anchor does not make another page a source."""
     anchored = source_urls([
         "https://wiki.example/travel#:~:text=Meals%20are%20reimbursed,45%20EUR",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.types import Answer
 from tests.conftest import build

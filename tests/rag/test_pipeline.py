@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.types import Answer
 from tests.conftest import ENTITLEMENT, ENTITLEMENT_ZH, HANDBOOK, LEAVE, build

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from pydantic import SecretStr
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.folding import fold
 from rag.types import Answer

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.extractive import NEAR_MISS
 from rag.lexical import UNSEEN, tokenize

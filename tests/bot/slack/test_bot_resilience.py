@@ -196,7 +196,7 @@ def test_reindex_picks_up_new_documents_while_answers_continue(slack, tmp_path, 
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(HANDBOOK / "travel-expenses.md", docs)
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
     KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), tmp_path / "index").refresh([docs])

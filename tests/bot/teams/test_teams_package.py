@@ -120,7 +120,7 @@ def test_the_package_names_the_real_host_and_your_own_privacy_and_terms_pages(tm
 def test_suggested_questions_name_only_documents_everyone_may_read(tmp_path, monkeypatch):
     """The package is listed to the whole organisation: its suggested questions come from the index's own
     public documents — never from another collection's or an access-listed one's title."""
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
     docs = tmp_path / "docs"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.answering.context import AnswerContext
 from rag.candidates import CandidateFinder
 from rag.config import Settings

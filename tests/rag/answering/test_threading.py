@@ -55,7 +55,7 @@ class Touches:
 
 def observe(data_dir: str, index_dir: str, redis_url: str) -> None:
     """Answer `QUESTIONS` at once with every model and Redis configured; print what each thread touched."""
-    from ai_employee.wiring import KnowledgeBase, make_pipeline
+    from rag.knowledge_base import KnowledgeBase, make_pipeline
     from rag.config import Settings
     from rag.types import Answer
     from tests.fakes.openai_server import FakeOpenAIServer

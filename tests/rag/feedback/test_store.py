@@ -163,7 +163,7 @@ def test_retention_zero_keeps_everything(tmp_path):
 
 
 def test_the_retention_setting_reaches_the_store(tmp_path, monkeypatch):
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from rag.config import Settings
 
     monkeypatch.setenv("AIE_FEEDBACK_RETENTION_DAYS", "7")

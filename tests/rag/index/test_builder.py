@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.embedding.base import EmbeddingError
 from rag.embedding.remote import OpenAIEmbedder
 from rag.index.builder import EmptyIndexError, IndexBuilder

@@ -83,7 +83,7 @@ def test_a_build_that_lost_the_lock_publishes_nothing_and_says_why(redis_process
 
     import redis
 
-    from ai_employee.wiring import KnowledgeBase
+    from rag.knowledge_base import KnowledgeBase
     from bot.core.reindex import Reindexer, TextStyle, run_reindex
     from rag.config import Settings
     from rag.index.snapshot import IndexLockLost

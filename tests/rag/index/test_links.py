@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase, make_pipeline
+from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.types import EVERYTHING, Answer, Scope
 from tests.conftest import build
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.evaluation import first_hit_rank, load_questions
 from rag.index.milvus_store import MilvusStore

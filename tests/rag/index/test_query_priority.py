@@ -8,7 +8,7 @@ import statistics
 import threading
 import time
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from tests.conftest import LAWREF
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.types import EVERYTHING, Scope
 from tests.conftest import build
 

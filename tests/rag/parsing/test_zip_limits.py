@@ -14,7 +14,7 @@ from pathlib import Path
 import docx
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.parsing.mineru_worker import MinerUOptions, MinerUWorker, ParserFailure
 from rag.parsing.zip_limits import zip_bomb_reason
 from tests.conftest import build

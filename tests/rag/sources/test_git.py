@@ -11,7 +11,8 @@ from urllib.parse import quote
 
 import pytest
 
-from rag.sources.base import DocumentMeta, Fetched, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import Fetched, SourceError
 from rag.sources.config import GitSource
 from rag.sources.git import GitConnector
 from tests.fakes.git_http import GitHttpServer

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from ai_employee.wiring import environment_readers
+from rag.knowledge_base import KnowledgeBase
 from rag.access import NOBODY
 from rag.config import Settings
-from rag.sources.base import DocumentMeta, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import SourceError
 from rag.sources.people import EntraPeople, SlackPeople
 from rag.sources.readers import MISS_TTL, TTL, ReaderResolver, ResolutionCache
 from rag.types import Scope
@@ -74,8 +76,9 @@ def wiki(shared_data_dir, tmp_path, monkeypatch):
     with server:
         file = tmp_path / "sources.yaml"
         map_groups(file, server, HR_GROUPS)
+        # as the CLI wires it: outside `serve`, readers are looked up on the chat surfaces the environment names
         yield server, KnowledgeBase(Settings(data_dir=shared_data_dir, sources_file=file, _env_file=None),
-                                    tmp_path / "index")
+                                    tmp_path / "index", find_readers=environment_readers)
 
 
 def map_groups(file: Path, server: FakeConfluence, groups: dict) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from tests.fakes.confluence import EMAIL, TOKEN, FakeConfluence
 from tests.fakes.git_origin import Origin

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
+from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.index.builder import MassDeleteRefused
-from rag.sources.base import DocumentMeta, Fetched, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import Fetched, SourceError
 from rag.types import Scope
 from tests.fakes.website import FakeWebsite, page
 

@@ -14,7 +14,8 @@ import pytest
 from reportlab.pdfgen import canvas
 
 from rag.parsing.markdown import parse_markdown
-from rag.sources.base import DocumentMeta, SourceError
+from rag.index.metadata import DocumentMeta
+from rag.sources.base import SourceError
 from rag.sources.config import WebSource
 from rag.sources.web import WebConnector, WebLimits
 from rag.sources.web_extract import read_page

@@ -1,6 +1,6 @@
 """Footnote links that open the exact place a passage quotes, computed from what the index knows.
 
-A source says how its documents' URLs take an anchor (`LinkStyle`, rag.sources.base); `passage_url` applies
+A source says how its documents' URLs take an anchor (`LinkStyle`, rag.index.metadata); `passage_url` applies
 it to one passage (the indexer stores the result as `Chunk.url`), `line_range` finds the lines a passage
 comes from in a raw text file. Pure functions: nothing here reads a file or the network.
 
@@ -45,7 +45,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from rag.links import SOURCE_VIEW, safe_url
 from rag.parsing.markdown import HTML_COMMENT
-from rag.sources.base import LinkStyle
+from rag.index.metadata import LinkStyle
 from rag.types import Chunk
 
 FRAGMENT_WORDS = 4  # words of the passage's first and of its last line in a text fragment

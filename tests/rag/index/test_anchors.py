@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from rag.chunking import Chunker, ChunkingConfig
 from rag.parsing.markdown import parse_markdown
-from rag.sources.anchors import line_range, line_ranges, passage_url, plain_text
+from rag.index.anchors import line_range, line_ranges, passage_url, plain_text
 from rag.types import Chunk, ParsedDocument
 
 PAGE = "https://intranet.example.com/policies/travel"
