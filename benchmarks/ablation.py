@@ -2,10 +2,12 @@
 switched off at a time, beside the code as it is.
 
     .venv/bin/python benchmarks/ablation.py --data-root DIR [--corpora clef-handbook,apollo-zh,...]
-        [--variants none,jargon,...] [--name ablation] [--json]
+        [--variants none,jargon,...] [--limit N] [--name ablation] [--json]
 
 DATA-ROOT/NAME is a data dir per corpus (as benchmarks/answer_quality.py --data-dir uses it: indexed on the
-first run, its embeddings kept; copy one you want to keep unchanged). A heuristic is switched off by putting
+first run, its embeddings kept; copy one you want to keep unchanged). Any set of benchmarks/question_sets.py
+can be named (the project's own sets as guard rails: handbook, squad2-zh, …; a symbolic link per name to one
+data dir serves several; `--limit N` takes the first N questions of each). A heuristic is switched off by putting
 a neutral function in place of the one the answering code calls (in every rag module that imported it), for
 the run of that variant only, with a new pipeline (so no answer cached under another variant is served):
 
@@ -113,14 +115,14 @@ def figures(summary: dict) -> dict:
             "unanswerable": unanswerable.get("questions", 0), "honest": honest}
 
 
-def run(data_root: Path, corpora: list[str], variants: list[str]) -> dict:
+def run(data_root: Path, corpora: list[str], variants: list[str], limit: int = 0) -> dict:
     from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: F401  (loads every rag module first)
 
     results: dict[str, dict] = {}
     for corpus in corpora:
         data_dir = data_root / corpus
         seed_work_cache(data_dir)
-        qset = load_set(corpus)
+        qset = load_set(corpus, limit)
         for variant in variants:
             with switched_off(variant):
                 judged = run_set(Settings(data_dir=data_dir, _env_file=None), qset, {})
@@ -145,6 +147,8 @@ def main() -> None:
     parser.add_argument("--data-root", type=Path, required=True)
     parser.add_argument("--corpora", default=",".join(CHOOSING + HELD_OUT))
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--limit", type=int, default=0,
+                        help="at most N answerable (and N unanswerable) questions per set (the project's large sets)")
     parser.add_argument("--name", default="ablation")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -152,7 +156,7 @@ def main() -> None:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
-    results = run(args.data_root, corpora, variants)
+    results = run(args.data_root, corpora, variants, args.limit)
     save(args.name, {"corpora": corpora, "choosing": CHOOSING, "held_out": HELD_OUT, "results": results})
     print(json.dumps(results) if args.json else table(results, corpora))
 
