@@ -5,23 +5,23 @@
 
 Sets (benchmarks/question_sets.py): squad2, squad2-zh, lawref, lawref-en, lawref-en-more, handbook,
 handbook-other, squad2-other, handbuch, trilingual, handbook-chat (and the -orig sets), and the held-out
-corpora of benchmarks/corpora/ (clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh: run
-benchmarks/corpora.py first). Per set, of the answerable questions: recall@5 and
-recall@10 of the gold among the candidates the answer is made from (squad2 and lawref: the hit rule of
-../shared/datasets/README.md; handbook: a passage of the gold file), the share of answers that are right —
-squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers` strings (case and spacing
-ignored); lawref, lawref-en: the citations include the gold article —, the share whose first quote alone is
-right (the excerpt a reader meets first, and its citation), the share whose citations name the gold document
-(every gold document, for a multi-document question; `partly_correct` counts those of its answers that hold
-one part), how many sentences were quoted, how often the answer was a refusal (a false refusal), how many
-opened with the near-miss banner ("The knowledge base does not mention …": on an answerable question, a false
-banner) and the time to produce it; on the held-out corpora also, of every answer given, how many quote markup
-or code and how many introduce a quote as from a document in another language than the corpus's
-(benchmarks/quote_form.py). Where a set has unanswerable questions
-(squad2's; lawref's refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the
-handbook's answerable=false rows), the share of them refused. With `--gate off` every question is answered
-(the evidence gate never refuses), which measures the extractive selection alone; `default` runs the gate as
-configured, which is what a user gets.
+corpora of benchmarks/corpora/ (clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh,
+pagerduty-incident, dolphinscheduler-contribute-zh: run benchmarks/corpora.py first). Per set, of the
+answerable questions: recall@5 and recall@10 of the gold among the candidates the answer is made from (squad2
+and lawref: the hit rule of ../shared/datasets/README.md; handbook: a passage of the gold file), the share of
+answers that are right — squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers`
+strings (case and spacing ignored); lawref, lawref-en: the citations include the gold article —, the share
+whose first quote alone is right (the excerpt a reader meets first, and its citation), the share whose
+citations name the gold document (every gold document, for a multi-document question; `partly_correct` counts
+those of its answers that hold one part), how many sentences were quoted, how often the answer was a refusal
+(a false refusal), how many opened with the near-miss banner ("The knowledge base does not mention …": on an
+answerable question, a false banner) and the time to produce it; on the held-out corpora also, of every answer
+given, how many quote markup or code and how many introduce a quote as from a document in another language
+than the corpus's (benchmarks/quote_form.py). Where a set has unanswerable questions (squad2's; lawref's
+refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the handbook's answerable=false
+rows), the share of them refused. With `--gate off` every question is answered (the evidence gate never
+refuses), which measures the extractive selection alone; `default` runs the gate as configured, which is what
+a user gets.
 
 The work cache of DATA_DIR is seeded from ../shared/datasets/lawref/embeddings/ when it has none (a copy), so
 all of lawref indexes in about a minute. One JSON line per question, with the answer's text, goes to

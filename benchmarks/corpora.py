@@ -26,14 +26,12 @@ folder, files, characters, commit and where the text came from) goes to stdout.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -106,19 +104,26 @@ def _fetched(corpus: Corpus, into: Path) -> Path:
 
 
 def _markdown_files(git_dir: Path, corpus: Corpus) -> dict[str, bytes]:
-    """The folder's `*.md` files at the pinned commit, by path under the folder."""
-    pathspec = [corpus.folder] if corpus.folder else []
-    done = _git(git_dir, "archive", "--format=tar", corpus.commit, *pathspec, binary=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"git archive failed: {done.stderr.decode(errors='replace').strip()}")
+    """The folder's `*.md` files at the pinned commit, by path under the folder.
+
+    Only the Markdown blobs are read, so a snapshot missing some large non-Markdown file (an image a
+    snapshot left out) still gives the corpus."""
+    pathspec = ["--", corpus.folder] if corpus.folder else []
+    listed = _git(git_dir, "ls-tree", "-r", "-z", corpus.commit, *pathspec, binary=True)
+    if listed.returncode != 0:
+        raise RuntimeError(f"git ls-tree failed: {listed.stderr.decode(errors='replace').strip()}")
     files = {}
-    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
-        for member in tar.getmembers():
-            path = PurePosixPath(member.name)
-            if not member.isfile() or path.suffix.lower() != ".md":
-                continue
-            rel = path.relative_to(corpus.folder) if corpus.folder else path
-            files[rel.as_posix()] = tar.extractfile(member).read()
+    for entry in filter(None, listed.stdout.decode("utf-8").split("\0")):
+        mode_type_blob, name = entry.split("\t", 1)
+        mode, kind, blob = mode_type_blob.split()
+        path = PurePosixPath(name)
+        if kind != "blob" or mode == "120000" or path.suffix.lower() != ".md":  # files only, not links
+            continue
+        done = _git(git_dir, "cat-file", "blob", blob, binary=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"git cat-file of {name} failed: {done.stderr.decode(errors='replace').strip()}")
+        rel = path.relative_to(corpus.folder) if corpus.folder else path
+        files[rel.as_posix()] = done.stdout
     return files
 
 

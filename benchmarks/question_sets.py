@@ -30,7 +30,8 @@ answer and a retrieved passage are judged.
   trilingual examples/handbook and benchmarks/data/handbuch as one knowledge base of three languages (a
              China office, a German one and the global English rules): handbook's questions and handbuch's
              German ones, each judged by its own set's gold (an asker's own office's rule where it has one)
-  clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh
+  clef-handbook, 18f-travel-leave, apollo-zh, tidb-dashboard-zh, pagerduty-incident,
+  dolphinscheduler-contribute-zh
              the held-out corpora of the broad evaluation (benchmarks/corpora/README.md): public knowledge bases
              at a pinned commit, materialised outside the project by benchmarks/corpora.py, each with the
              questions of benchmarks/corpora/NAME/questions.jsonl (colloquial, wording, cross-language,

@@ -108,6 +108,17 @@ def test_a_snapshot_gives_the_folders_markdown_at_the_pinned_commit(upstream, tm
     assert materialise(corpus_at(first), cache, mirrors)["source"] == "already there"
 
 
+def test_a_snapshot_missing_an_image_still_gives_the_markdown(upstream, tmp_path):
+    bare, first = upstream
+    image = git(f"--git-dir={bare}", "rev-parse", f"{first}:docs/logo.png", cwd=tmp_path)
+    (bare / "objects" / image[:2] / image[2:]).unlink()  # a snapshot leaves out its largest files
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "acme+handbook").mkdir(parents=True)
+    (mirrors / "acme+handbook" / "repo").symlink_to(bare)
+    done = materialise(corpus_at(first), tmp_path / "cache", mirrors)
+    assert done["files"] == 2 and "15 days" in (tmp_path / "cache" / "acme" / "leave.md").read_text()
+
+
 def test_without_a_snapshot_the_pinned_commit_is_fetched(upstream, tmp_path, monkeypatch):
     bare, first = upstream
     monkeypatch.setattr(corpora, "GITHUB", f"file://{bare.parent.parent}/")
