@@ -27,7 +27,7 @@ the run of that variant only, with a new pipeline (so no answer cached under ano
 Per variant and corpus: answers holding the gold (of the answerable questions), false banners, false
 refusals, and the unanswerable questions answered honestly (refused or under the banner); with the corpora
 split as BENCHMARKS.md's broad evaluation splits them (choose on clef-handbook and apollo-zh, report on
-18f-travel-leave and tidb-dashboard-zh). Results: benchmarks/results/NAME.json; the table on stdout (or,
+18f-travel-leave, tidb-dashboard-zh, pagerduty-incident and dolphinscheduler-contribute-zh). Results: benchmarks/results/NAME.json; the table on stdout (or,
 with --json, one JSON object).
 """
 
@@ -48,7 +48,7 @@ from benchmarks.question_sets import load_set  # noqa: E402
 from rag.config import Settings  # noqa: E402
 
 CHOOSING = ("clef-handbook", "apollo-zh")
-HELD_OUT = ("18f-travel-leave", "tidb-dashboard-zh")
+HELD_OUT = ("18f-travel-leave", "tidb-dashboard-zh", "pagerduty-incident", "dolphinscheduler-contribute-zh")
 
 
 def _neutral_draws(language, hits, scores, top_k, vectors, general, other=0):
