@@ -118,14 +118,14 @@ def figures(summary: dict) -> dict:
 def run(data_root: Path, corpora: list[str], variants: list[str], limit: int = 0) -> dict:
     from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: F401  (loads every rag module first)
 
-    results: dict[str, dict] = {}
+    sets = {corpus: load_set(corpus, limit) for corpus in corpora}
     for corpus in corpora:
-        data_dir = data_root / corpus
-        seed_work_cache(data_dir)
-        qset = load_set(corpus, limit)
-        for variant in variants:
+        seed_work_cache(data_root / corpus)
+    results: dict[str, dict] = {}
+    for variant in variants:  # a variant on every set before the next: a run cut short still compares
+        for corpus, qset in sets.items():
             with switched_off(variant):
-                judged = run_set(Settings(data_dir=data_dir, _env_file=None), qset, {})
+                judged = run_set(Settings(data_dir=data_root / corpus, _env_file=None), qset, {})
             results.setdefault(variant, {})[corpus] = figures(report(judged))
             print(f"{variant} {corpus} {json.dumps(results[variant][corpus])}", file=sys.stderr, flush=True)
     return results
