@@ -15,14 +15,14 @@ the run of that variant only, with a new pipeline (so no answer cached under ano
     framing       the greeting and thanks around a question are searched too (rag.framing.asked_part)
     jargon        shorthand is not spelled out for the embedded model (rag.jargon.spelled_out)
     synonyms      the knowledge base's own words are not added to BM25's query (rag.synonyms.expanded)
-    sections      a question naming a passage's heading gains nothing for it (rag.sections.named_section)
-    negation      a question about what is not so is not led by a sentence that denies (rag.negation)
-    answer_kind   the kind of answer asked (a year, a time, a date, code) leads nothing (rag.answer_kind)
-    near_miss     no near-miss banner, no near-miss signal for the gate (rag.near_miss.missing_terms)
+    sections      a question naming a passage's heading gains nothing for it (rag.judging.sections.named_section)
+    negation      a question about what is not so is not led by a sentence that denies (rag.judging.negation)
+    answer_kind   the kind of answer asked (a year, a time, a date, code) leads nothing (rag.judging.answer_kind)
+    near_miss     no near-miss banner, no near-miss signal for the gate (rag.judging.near_miss.missing_terms)
     other_pool    no passages of the other language joined by meaning (rag.pools.draws, other=0)
     and each ordering step of the sentence evidence (saying_most_first, named_row_first, less_general:
-    rag.evidence) and of the quotes (rule_first, said_first, askers_own_first, glossed_first, named_first,
-    pointed_to_first, sounding_alike_left_out: rag.extractive), each left out (its input passed on as is)
+    rag.judging.evidence) and of the quotes (rule_first, said_first, askers_own_first, glossed_first, named_first,
+    pointed_to_first, sounding_alike_left_out: rag.judging.extractive), each left out (its input passed on as is)
 
 Per variant and corpus: answers holding the gold (of the answerable questions), false banners, false
 refusals, and the unanswerable questions answered honestly (refused or under the banner); with the corpora
@@ -61,26 +61,26 @@ VARIANTS: dict[str, list[tuple[str, str, Callable]]] = {
     "framing": [("rag.framing", "asked_part", lambda message: message.strip())],
     "jargon": [("rag.jargon", "spelled_out", lambda text: text)],
     "synonyms": [("rag.synonyms", "expanded", lambda question, idf: question)],
-    "sections": [("rag.sections", "named_section", lambda asked, heading_path: frozenset())],
-    "negation": [("rag.negation", "denial_first", lambda question, language, ranked, *rest, **kw: ranked)],
+    "sections": [("rag.judging.sections", "named_section", lambda asked, heading_path: frozenset())],
+    "negation": [("rag.judging.negation", "denial_first", lambda question, language, ranked, *rest, **kw: ranked)],
     "answer_kind": [
-        ("rag.answer_kind", "kind_first", lambda question, language, ranked, *rest, **kw: ranked),
-        ("rag.answer_kind", "giving_first", lambda question, language, excerpts, *rest, **kw: excerpts),
-        ("rag.answer_kind", "unstated_kind", lambda question, language, texts: None),
+        ("rag.judging.answer_kind", "kind_first", lambda question, language, ranked, *rest, **kw: ranked),
+        ("rag.judging.answer_kind", "giving_first", lambda question, language, excerpts, *rest, **kw: excerpts),
+        ("rag.judging.answer_kind", "unstated_kind", lambda question, language, texts: None),
     ],
-    "near_miss": [("rag.near_miss", "missing_terms", lambda *args, **kw: ())],
+    "near_miss": [("rag.judging.near_miss", "missing_terms", lambda *args, **kw: ())],
     "other_pool": [("rag.pools", "draws", _neutral_draws)],
-    # the ordering steps of the sentence evidence (rag.evidence) and of the quotes (rag.extractive)
-    "saying_most_first": [("rag.evidence", "_saying_most_first", lambda units, languages: units)],
-    "named_row_first": [("rag.evidence", "_named_row_first", lambda units, sources: units)],
-    "less_general": [("rag.evidence", "_less_general", lambda *args, **kw: None)],
-    "rule_first": [("rag.extractive", "_rule_first", lambda evidence, apart: evidence)],
-    "said_first": [("rag.extractive", "_said_first", lambda evidence, margin, confirmed, asked: evidence)],
-    "askers_own_first": [("rag.extractive", "_askers_own_first", lambda excerpts, *rest: excerpts)],
-    "glossed_first": [("rag.extractive", "_glossed_first", lambda excerpts, evidence: excerpts)],
-    "named_first": [("rag.extractive", "_named_first", lambda excerpts, evidence, other: excerpts)],
-    "pointed_to_first": [("rag.extractive", "_pointed_to_first", lambda excerpts, evidence: excerpts)],
-    "sounding_alike_left_out": [("rag.extractive", "_sounding_alike_left_out", lambda excerpts, *rest: excerpts)],
+    # the ordering steps of the sentence evidence (rag.judging.evidence) and of the quotes (rag.judging.extractive)
+    "saying_most_first": [("rag.judging.evidence", "_saying_most_first", lambda units, languages: units)],
+    "named_row_first": [("rag.judging.evidence", "_named_row_first", lambda units, sources: units)],
+    "less_general": [("rag.judging.evidence", "_less_general", lambda *args, **kw: None)],
+    "rule_first": [("rag.judging.extractive", "_rule_first", lambda evidence, apart: evidence)],
+    "said_first": [("rag.judging.extractive", "_said_first", lambda evidence, margin, confirmed, asked: evidence)],
+    "askers_own_first": [("rag.judging.extractive", "_askers_own_first", lambda excerpts, *rest: excerpts)],
+    "glossed_first": [("rag.judging.extractive", "_glossed_first", lambda excerpts, evidence: excerpts)],
+    "named_first": [("rag.judging.extractive", "_named_first", lambda excerpts, evidence, other: excerpts)],
+    "pointed_to_first": [("rag.judging.extractive", "_pointed_to_first", lambda excerpts, evidence: excerpts)],
+    "sounding_alike_left_out": [("rag.judging.extractive", "_sounding_alike_left_out", lambda excerpts, *rest: excerpts)],
 }
 _originals: dict[str, Callable] = {}
 

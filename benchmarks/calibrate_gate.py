@@ -9,7 +9,7 @@ Question sets:
           and questions.jsonl whose gold files are all still indexed (answerable);
   squad2: questions.jsonl, answerable and unanswerable.
 Signals are computed with the production code: CandidateFinder (retrieval), the gate's passage signals
-(best cosine, lexical coverage) and rag.evidence (best sentence cosine, the share of the question's words
+(best cosine, lexical coverage) and rag.judging.evidence (best sentence cosine, the share of the question's words
 in the best sentence, the share of its names and numbers missing from the best passage), with the time
 the sentence evidence costs. Questions are split by a hash of their id into a calibration half and a
 held-out half. Per language (lawref → zh, squad2 → en) the signal set is chosen among a few candidates
@@ -40,8 +40,8 @@ from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
-from rag.evidence import gather_evidence  # noqa: E402
-from rag.gate import GateConfig, best_dense, lexical_coverage  # noqa: E402
+from rag.judging.evidence import gather_evidence  # noqa: E402
+from rag.judging.gate import GateConfig, best_dense, lexical_coverage  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
 from rag.languages import detect_language  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The anchors of each language pair's cosine scale (rag.scales.ANCHORS) on real questions.
+"""The anchors of each language pair's cosine scale (rag.judging.scales.ANCHORS) on real questions.
 
     .venv/bin/python benchmarks/calibrate_pairs.py --data-dir DATA_DIR
 
@@ -31,11 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import rag.scales  # noqa: E402
+import rag.judging.scales  # noqa: E402
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
 from rag.config import Settings  # noqa: E402
-from rag.evidence import gather_evidence  # noqa: E402
+from rag.judging.evidence import gather_evidence  # noqa: E402
 
 SAMPLE = 60  # questions per kind and pair (all when a set has fewer)
 LEVELS = ("dense", "sentence")
@@ -94,7 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args()
-    rag.scales.ANCHORS = {}  # measure the raw cosines
+    rag.judging.scales.ANCHORS = {}  # measure the raw cosines
     seed_work_cache(args.data_dir)
     settings = Settings(data_dir=args.data_dir, _env_file=None)
     kbs = {}

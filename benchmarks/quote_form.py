@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.extractive import FROM_DOCUMENT, FROM_OTHER_DOCUMENT, FROM_OWN_DOCUMENT  # noqa: E402
+from rag.judging.extractive import FROM_DOCUMENT, FROM_OTHER_DOCUMENT, FROM_OWN_DOCUMENT  # noqa: E402
 
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s+[\w:-]+(?:=(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>")
 _ATTRIBUTES = re.compile(r"(?:\b[\w-]+=\"[^\"]*\"\s*){2,}")  # width="100%" height="600": a tag cut open

@@ -10,7 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag import user_dirs
 from rag.chunking import ChunkingConfig
-from rag.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
+from rag.judging.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
 from rag.redaction import redact
 
 

@@ -335,7 +335,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
     from rag import bilingual, languages, lexical
     from rag.candidates import CandidateFinder
-    from rag.gate import EvidenceGate, GateConfig
+    from rag.judging.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
     from rag.models.rerank import make_reranker
     from rag.pipeline import AnswerPipeline, PipelineConfig

@@ -1,7 +1,7 @@
 """Which language a question, a passage or an answer is in.
 
 Two languages are *known*: Chinese and English, the pair the bilingual dictionary (rag.bilingual), the
-calibrated scales and gate models (rag.scales, rag.gate) and the answers' own texts are made for. A
+calibrated scales and gate models (rag.judging.scales, rag.judging.gate) and the answers' own texts are made for. A
 question may come in any other language the embedded model reads ("Wie viele Urlaubstage …?",
 "年次休暇は何日…？"): asked of documents in another language, it is judged by meaning as a question across
 languages, without what needs the dictionary (translated words, a near miss on words the knowledge base
@@ -19,12 +19,12 @@ import threading
 from functools import lru_cache
 
 from rag.lexical import STOP_WORDS
-from rag.quotable import code_and_prose
+from rag.judging.quotable import code_and_prose
 
 _log = logging.getLogger(__name__)
 
 KNOWN = ("zh", "en")
-# The languages the answers' own texts are written in (rag.prompt.REFUSALS, rag.extractive.HEADERS …)
+# The languages the answers' own texts are written in (rag.prompt.REFUSALS, rag.judging.extractive.HEADERS …)
 TEXTS = ("zh", "en", "de", "fr", "es", "pt", "it", "ja", "ko")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -32,7 +32,7 @@ class TermStats(Protocol):
 def scoped_idf(idf: Idf, held: Callable[[list[str]], set[str]]) -> Idf:
     """`idf` as one asker sees the knowledge base: a token that only passages they may not read hold (`held`
     tells which of some tokens a passage they may read holds) weighs as a word it never uses. Whether the
-    knowledge base uses a word is said to them ("does not mention …", rag.near_miss) and steers what is
+    knowledge base uses a word is said to them ("does not mention …", rag.judging.near_miss) and steers what is
     looked for in its place (rag.synonyms): judged over the whole index, it would tell whether a document
     they may not read uses the word. The weights of the words they can read are the whole index's, as BM25
     scores them."""

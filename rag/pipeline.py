@@ -28,7 +28,7 @@ from rag.answering.rewrite import Rewrite
 from rag.answering.worker import Worker
 from rag.candidates import CandidateFinder
 from rag.framing import asked_part
-from rag.gate import EvidenceGate
+from rag.judging.gate import EvidenceGate
 from rag.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel
 from rag.rewrite import QueryRewriter

@@ -6,7 +6,7 @@ on BM25, and the embedded model's cross-language cosines sit lower and closer to
 guide's first day ranks 12th of 62 for "新员工第一天要做什么？"). So the top passages are joined by the best
 few of the other language, ranked by meaning alone: their dense cosine, less their closeness to
 questions in general in the asker's language (an English sentence naming a Chinese document is close
-to every Chinese question; rag.evidence does the same for sentences). Ranked so, the first day is the
+to every Chinese question; rag.judging.evidence does the same for sentences). Ranked so, the first day is the
 2nd English passage. In a knowledge base of one language nothing changes.
 
 Each such way of choosing is a draw: candidates ranked one way, of which the first few are taken. Feedback
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rag.evidence import GENERAL_WEIGHT
+from rag.judging.evidence import GENERAL_WEIGHT
 from rag.feedback import reorder
 from rag.languages import passage_language
 from rag.types import Chunk, Hit

@@ -23,8 +23,8 @@ from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.jargon import spelled_out
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import TOKENIZER_NAME, tokenize
-from rag.scales import comparable, measured_across, translation_for
-from rag.sections import named_section
+from rag.judging.scales import comparable, measured_across, translation_for
+from rag.judging.sections import named_section
 from rag.synonyms import expanded, is_key
 from rag.types import EVERYTHING, Chunk, Hit, Scope
 
@@ -150,7 +150,7 @@ def score_fusion(
 def named_sections_first(query: str, fused: list[Fused],
                          chunks: list[Chunk]) -> tuple[list[Fused], list[Chunk]]:
     """`fused` (with its `chunks`) reordered after adding `NAMED_SECTION_BONUS` to the score of each passage
-    whose own section `query` names (rag.sections)."""
+    whose own section `query` names (rag.judging.sections)."""
     if len(chunks) != len(fused):  # a backend drops keys it no longer holds: then lift none
         return fused, chunks
     asked = set(tokenize(query))
@@ -172,7 +172,7 @@ def _minmax(by_row: dict[int, float], rows: list[int]) -> dict[int, float]:
 def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, float], language: str,
             languages: dict[Hashable, str]) -> dict[str, dict[Hashable, float]]:
     """`exact` with each other-language passage's cosine lifted toward its language's own scale
-    (rag.scales.comparable): across languages the embedded model scores every passage lower, so without
+    (rag.judging.scales.comparable): across languages the embedded model scores every passage lower, so without
     this a question's own-language passages outrank the other language's answer."""
     if not foreign or "dense" not in exact:
         return exact
@@ -186,7 +186,7 @@ def _lifted(exact: dict[str, dict[Hashable, float]], foreign: dict[Hashable, flo
 def _mixed(exact: dict[str, dict[Hashable, float]], translated: dict[str, dict[Hashable, float]],
            language: str) -> dict[str, dict[Hashable, float]]:
     """`exact` with the cosine of each passage in `translated` (the other language's) measured partly
-    against the translated question (rag.scales.measured_across): across languages the embedded model
+    against the translated question (rag.judging.scales.measured_across): across languages the embedded model
     relates a question to passages loosely, and a bag of the passages' own words more closely (English
     questions on all of lawref, R@5 .231 -> .500; BENCHMARKS.md)."""
     dense = dict(exact["dense"])
@@ -427,7 +427,7 @@ class Retriever:
     def translation(self, query: str) -> str:
         """What a hybrid search of `query` also embeds: `query` translated word for word, when the live
         knowledge base holds passages in the other language and cosines across that language pair are
-        measured partly against it (rag.scales.translation_for); "" otherwise."""
+        measured partly against it (rag.judging.scales.translation_for); "" otherwise."""
         language = detect_language(query)
         if self.fusion.method != "scores" or not holds_translation_target(self.snapshot, language):
             return ""

@@ -6,7 +6,7 @@ Only a word the knowledge base never uses is looked up (its own words need no he
 language's words of two or more characters (a single character has too many meanings: "fitness" → 合 →
 "peck") and the first sense of each, translated back as a whole; and only the words found that the
 knowledge base does use are kept. Retrieval's BM25 looks for them too, the answer stage weighs them as
-the question's words, and a near miss is cleared only when the best sentence holds one (rag.evidence)."""
+the question's words, and a near miss is cleared only when the best sentence holds one (rag.judging.evidence)."""
 
 from __future__ import annotations
 

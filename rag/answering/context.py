@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from rag.evidence import Evidence
-from rag.gate import GateDecision
+from rag.judging.evidence import Evidence
+from rag.judging.gate import GateDecision
 from rag.index.search_index import SearchIndex
 from rag.lexical import Idf
-from rag.quotable import Unit
+from rag.judging.quotable import Unit
 from rag.types import EVERYTHING, Chunk, Hit, Scope
 
 

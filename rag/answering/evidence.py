@@ -1,5 +1,5 @@
 """Evidence stage: the sentences of the answer's passages scored by meaning against the question
-(rag.evidence), for the gate and the extractive answer."""
+(rag.judging.evidence), for the gate and the extractive answer."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
-from rag.evidence import Evidence, Similarity, TermSimilarity, gather_evidence
+from rag.judging.evidence import Evidence, Similarity, TermSimilarity, gather_evidence
 from rag.languages import detect_language
-from rag.scales import translation_for
+from rag.judging.scales import translation_for
 
 
 class GatherEvidence:
@@ -37,7 +37,7 @@ class GatherEvidence:
         return score
 
     def translated(self, question: str, version: str) -> Similarity | None:
-        """Cosine of sentences to the question translated (rag.scales.translation_for), or None."""
+        """Cosine of sentences to the question translated (rag.judging.scales.translation_for), or None."""
         text = translation_for(question, detect_language(question))
         return self.similarity(text, version) if text else None
 

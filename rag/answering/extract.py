@@ -1,15 +1,15 @@
-"""Extract stage: the answer as quoted, cited sentences of the passages (rag.extractive), when no answer
+"""Extract stage: the answer as quoted, cited sentences of the passages (rag.judging.extractive), when no answer
 model is configured or it failed before writing anything."""
 
 from __future__ import annotations
 
-from rag.answer_kind import asks_for_code, giving_first, unstated_kind
+from rag.judging.answer_kind import asks_for_code, giving_first, unstated_kind
 from rag.answering.context import AnswerContext
-from rag.extractive import choose_quotes, render_quotes
-from rag.gate import GateDecision
+from rag.judging.extractive import choose_quotes, render_quotes
+from rag.judging.gate import GateDecision
 from rag.languages import detect_language
 from rag.prompt import REFUSALS
-from rag.quotable import Unit
+from rag.judging.quotable import Unit
 
 
 class Extract:

@@ -1,4 +1,4 @@
-"""Gate stage: answer or refuse, judged on the evidence before any answer model is called (rag.gate)."""
+"""Gate stage: answer or refuse, judged on the evidence before any answer model is called (rag.judging.gate)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from rag.answering.context import AnswerContext
-from rag.gate import EvidenceGate, GateDecision
+from rag.judging.gate import EvidenceGate, GateDecision
 from rag.languages import detect_language
 from rag.refusal import refusal_text, related_documents
 from rag.types import Chunk

@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from rag.answering.context import AnswerContext, ms
-from rag.gate import GateDecision
+from rag.judging.gate import GateDecision
 from rag.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel, ModelError
 from rag.prompt import EvidenceNote, build_prompt

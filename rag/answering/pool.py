@@ -10,7 +10,7 @@ import numpy as np
 from rag.answering.context import AnswerContext, Candidates
 from rag.answering.reorder import ordered_as
 from rag.answering.vectors import Vectors
-from rag.evidence import GENERAL_QUESTIONS
+from rag.judging.evidence import GENERAL_QUESTIONS
 from rag.languages import detect_language
 from rag.pools import draws, joined
 from rag.types import Chunk

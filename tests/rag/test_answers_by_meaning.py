@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
+from rag.judging.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
 from tests.rag.test_extractive import ask, quotes
 
 
@@ -509,7 +509,7 @@ def test_a_question_about_the_exception_is_answered_by_the_exception(handbook):
 def test_a_question_on_what_is_not_so_is_not_answered_with_what_is(handbook, question, language):
     """The model reads "not encrypted" as "encrypted": the laptops rule says they are; quoted, it would
     answer the opposite of the question."""
-    from rag.gate import OPPOSITE
+    from rag.judging.gate import OPPOSITE
     from rag.prompt import REFUSALS
 
     answer = ask(handbook, question)
@@ -532,7 +532,7 @@ def test_what_is_not_so_is_answered_where_the_handbook_says_it(handbook, questio
 @pytest.mark.parametrize("question", ["办公室几点关门？", "What time does the office close?"])
 def test_a_question_asking_what_time_is_answered_by_the_sentence_that_tells_the_time(handbook, question):
     """"办公室几点关门？" matches the holiday table's "Closed" rows about as well as the opening hours: the
-    sentence that states a time of day leads (rag.answer_kind). In English the rows also share "close",
+    sentence that states a time of day leads (rag.judging.answer_kind). In English the rows also share "close",
     which scores them ahead; the opening hours are as close in meaning (.863 against .869) and lead."""
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason

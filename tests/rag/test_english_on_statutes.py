@@ -62,7 +62,7 @@ def test_the_index_knows_it_holds_only_chinese(statutes_kb):
 
 def test_the_translated_question_finds_the_gold_article(statutes_kb, questions, monkeypatch):
     with_translation = found_in_top(statutes_kb, questions)
-    monkeypatch.setattr("rag.scales.TRANSLATED_DENSE", {}, raising=True)
+    monkeypatch.setattr("rag.judging.scales.TRANSLATED_DENSE", {}, raising=True)
     plain = found_in_top(statutes_kb, questions)
     # of 26 (14 before the translation was measured against; 18 with a character of other senses, 包 beside 合同
     # for "contract", in it)

@@ -10,7 +10,7 @@ import pytest
 from rag import bilingual
 from rag.answering.generate import INTERRUPTED
 from rag.citations import NOT_IN_SOURCES
-from rag.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
+from rag.judging.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
 from rag.languages import (
     TEXTS,
     ByLanguage,
@@ -24,7 +24,7 @@ from rag.languages import (
 from rag.pipeline import TOO_LONG
 from rag.prompt import REFUSALS, build_prompt
 from rag.refusal import SUGGEST
-from rag.scales import on_passage_scale, pair, scale_of
+from rag.judging.scales import on_passage_scale, pair, scale_of
 from tests.rag.test_prompt import chunk
 
 
@@ -89,7 +89,7 @@ def test_the_dictionary_translates_nothing_of_a_language_it_does_not_know():
 
 def test_another_languages_cosines_are_read_on_the_scale_across_into_the_passages_language():
     """Measured: German, French and Japanese questions sit where the Chinese ones do against English
-    passages (rag.scales)."""
+    passages (rag.judging.scales)."""
     assert pair("de", "en") == ("zh", "en") and pair("ja", "zh") == ("en", "zh")
     assert pair("zh", "en") == ("zh", "en") and pair("en", "en") == ("en", "en")
     assert on_passage_scale(0.81, "de", "en", "sentence") == on_passage_scale(0.81, "zh", "en", "sentence")
@@ -153,8 +153,8 @@ def test_without_the_language_model_questions_are_told_apart_by_script_with_one_
 
 def test_a_quote_is_introduced_only_when_written_in_another_language_than_the_askers():
     """A German document quoted to a German asker needs no intro; an English one is introduced in German."""
-    from rag.extractive import HEADERS, render_quotes
-    from rag.quotable import quotable_units
+    from rag.judging.extractive import HEADERS, render_quotes
+    from rag.judging.quotable import quotable_units
 
     german = chunk("Vollzeitbeschäftigte erhalten 30 Urlaubstage im Kalenderjahr.", title="Urlaubsrichtlinie")
     english = chunk("Full-time employees receive 26 working days of paid annual leave.", title="Leave Policy")
@@ -170,8 +170,8 @@ def test_quotes_in_a_row_from_one_other_language_document_are_introduced_once():
     """Two excerpts of the English security policy one after the other: one intro; the Chinese passage after
     them is named by its title (it is no part of the policy); the policy quoted again after it is
     introduced again."""
-    from rag.extractive import render_quotes
-    from rag.quotable import quotable_units
+    from rag.judging.extractive import render_quotes
+    from rag.judging.quotable import quotable_units
 
     rules = chunk("Passwords must be at least 14 characters long.", 1, "IT Security Policy",
                   ("Password rules",))
@@ -217,7 +217,7 @@ def test_one_language_other_than_the_known_two_is_read_on_the_same_language_scal
 
 
 def test_a_german_knowledge_base_is_read_by_the_english_gate_model():
-    from rag.gate import MODELS, EvidenceGate
+    from rag.judging.gate import MODELS, EvidenceGate
 
     gate = EvidenceGate()
     assert gate._model("de") is MODELS["en"] and gate._model("zh") is MODELS["zh"]
@@ -226,7 +226,7 @@ def test_a_german_knowledge_base_is_read_by_the_english_gate_model():
 
 
 def test_a_quote_in_a_language_other_than_the_known_two_is_introduced_without_naming_it():
-    from rag.extractive import FROM_OTHER_DOCUMENT
+    from rag.judging.extractive import FROM_OTHER_DOCUMENT
 
     assert sorted(FROM_OTHER_DOCUMENT) == sorted(TEXTS)
     assert all(_fields(text) == {"title"} for text in FROM_OTHER_DOCUMENT.values())

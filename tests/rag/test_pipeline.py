@@ -316,7 +316,7 @@ def test_a_chinese_answer_marks_its_unsupported_sentence_in_chinese(handbook):
 def test_the_gates_near_miss_reaches_the_answer_models_rules(handbook):
     from dataclasses import replace
 
-    from rag.gate import EvidenceGate
+    from rag.judging.gate import EvidenceGate
 
     class NearMissGate(EvidenceGate):
         """The real gate's decision, naming a key term of the question that no passage holds."""

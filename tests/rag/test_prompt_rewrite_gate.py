@@ -1,7 +1,7 @@
 import pytest
 
-from rag.extractive import extract_answer
-from rag.gate import EvidenceGate, GateConfig, lexical_coverage
+from rag.judging.extractive import extract_answer
+from rag.judging.gate import EvidenceGate, GateConfig, lexical_coverage
 from rag.languages import detect_language
 from rag.prompt import REFUSALS, build_prompt
 from rag.rewrite import clean_rewrite, rewrite_messages
@@ -98,7 +98,7 @@ def test_gate_without_reranker_combines_dense_and_coverage():
 
 
 def test_gate_threshold_follows_the_language_and_a_cross_language_cosine_is_put_on_its_scale():
-    from rag.scales import comparable, on_passage_scale
+    from rag.judging.scales import comparable, on_passage_scale
 
     gate = EvidenceGate(GateConfig(dense_weight=1.0, coverage_weight=0.0, threshold_zh=0.9, threshold_en=0.8,
                                    use_evidence=False))
@@ -117,8 +117,8 @@ def test_gate_threshold_follows_the_language_and_a_cross_language_cosine_is_put_
 
 
 def test_with_sentence_evidence_the_gate_uses_the_model_of_the_passages_language():
-    from rag.evidence import Evidence
-    from rag.gate import AnswerabilityModel
+    from rag.judging.evidence import Evidence
+    from rag.judging.gate import AnswerabilityModel
 
     models = {"zh": AnswerabilityModel({"sentence": 10.0}, -9.0), "en": AnswerabilityModel({"sentence": 10.0}, -8.0)}
     gate = EvidenceGate(GateConfig(models=models))
@@ -135,8 +135,8 @@ def test_with_sentence_evidence_the_gate_uses_the_model_of_the_passages_language
 
 
 def test_a_threshold_set_by_hand_also_refuses_to_answer_the_opposite_of_the_question():
-    from rag.evidence import Evidence
-    from rag.gate import OPPOSITE
+    from rag.judging.evidence import Evidence
+    from rag.judging.gate import OPPOSITE
 
     gate = EvidenceGate(GateConfig(threshold_en=0.8, use_evidence=False))
     hits = [Hit(chunk("Company laptops are encrypted with BitLocker."), 0.1, {"dense": 1}, {"dense": 0.9})]

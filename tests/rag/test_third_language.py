@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
+from rag.judging.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
 from rag.prompt import REFUSALS
 from tests.conftest import HANDBOOK, PROJECT, built_index
 from tests.rag.test_extractive import ask, quotes
@@ -64,7 +64,7 @@ def test_a_near_miss_names_what_is_asked_about_not_its_verb(handbuch, question, 
 
 
 def test_topic_words_keep_the_opening_word_when_it_is_the_only_one():
-    from rag.near_miss import _topic_words
+    from rag.judging.near_miss import _topic_words
     assert _topic_words("Jobticket?", ["Jobticket"], {"bahncard"}) == ["Jobticket"]
     assert _topic_words("Zahlt die Firma?", ["Zahlt", "Firma"], {"zahlen", "firmenlaptop"}) == []
     assert _topic_words("Darf ich den Hund mitbringen?", ["Hund"], {"hundert"}) == ["Hund"]  # 4 letters: whole

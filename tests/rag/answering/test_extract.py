@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rag.gate import GateDecision
+from rag.judging.gate import GateDecision
 from tests.rag.answering.conftest import pooled
 
 

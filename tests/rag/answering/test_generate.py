@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 
 from rag.answering.generate import UNAVAILABLE
-from rag.gate import GateDecision
+from rag.judging.gate import GateDecision
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.rag.answering.conftest import pooled
 

@@ -1,9 +1,9 @@
-"""A passage's own section named by a question (rag.sections): its heading's words, all in the question."""
+"""A passage's own section named by a question (rag.judging.sections): its heading's words, all in the question."""
 
 from __future__ import annotations
 
 from rag.lexical import tokenize
-from rag.sections import heading_words, named_section
+from rag.judging.sections import heading_words, named_section
 
 
 def asked(question: str) -> set[str]:

@@ -21,8 +21,8 @@ from typing import TypeVar
 from rag.lexical import words
 
 T = TypeVar("T")
-# A sentence that denies (or gives the kind of answer asked for, rag.answer_kind) may lead the answer in the
-# best one's place when it scores this close (the runner-ups' margin, rag.extractive.APART). Measured on squad2's answered questions with any negation
+# A sentence that denies (or gives the kind of answer asked for, rag.judging.answer_kind) may lead the answer in the
+# best one's place when it scores this close (the runner-ups' margin, rag.judging.extractive.APART). Measured on squad2's answered questions with any negation
 # (209 unanswerable, 32 answerable): .01 refused 123 at 3 false refusals, the best sentence alone 131 / 5.
 # With the rule below, all of squad2: 310 of 1,527 unanswerable refused (189 before), 51 of 1,278 falsely
 # (48 before).

@@ -3,7 +3,7 @@
 With a reranker the gate reads its relevance score. Without one (the embedded default) it combines
 signals of the best candidates: the dense cosine similarity of the best passage, lexical coverage
 (the share of the question's IDF weight found in one passage), and — when sentence-level evidence
-was gathered (rag.evidence) — how well the best sentence matches, the share of the question's words
+was gathered (rag.judging.evidence) — how well the best sentence matches, the share of the question's words
 that sentence holds, and the share of the question's names and numbers missing from the best passage.
 They are combined by a logistic model per question language, since cosine levels of the embedded
 model differ by language. Weights and thresholds come from calibration on one half of real answerable
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import tokenize
-from rag.scales import comparable, on_passage_scale, scale_of
+from rag.judging.scales import comparable, on_passage_scale, scale_of
 from rag.types import Chunk, Hit
 
 if TYPE_CHECKING:
-    from rag.evidence import Evidence
+    from rag.judging.evidence import Evidence
 
 
 # Calibrated on ../shared/datasets (benchmarks/calibrate_gate.py → results/calibrate_gate.json): the most
@@ -45,7 +45,7 @@ class AnswerabilityModel:
         return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
 
 
-SENTENCE_SIGNALS = {"sentence", "sentence_coverage", "missing_names"}  # need rag.evidence
+SENTENCE_SIGNALS = {"sentence", "sentence_coverage", "missing_names"}  # need rag.judging.evidence
 
 # Across languages, (question language, passage language) -> (weight, centre): the passage language's model
 # also reads the share of the question's words the best other-language sentence holds translated by the
@@ -118,7 +118,7 @@ def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], 
 
 def best_dense(language: str, hits: list[Hit], within: str | None = None) -> tuple[float, str, float]:
     """The best passage's cosine put on its own language's scale, that language, and the cosine as it was
-    compared with the other passages' (rag.scales.comparable); `within`: the best of that language's
+    compared with the other passages' (rag.judging.scales.comparable); `within`: the best of that language's
     passages (when there is one)."""
     if within is not None and any(passage_language(h.chunk) == within for h in hits):
         hits = [h for h in hits if passage_language(h.chunk) == within]
@@ -140,7 +140,7 @@ class EvidenceGate:
 
     def _model(self, language: str) -> AnswerabilityModel:
         """The model that reads cosines put on `language`'s scale: English's for a language with none of its
-        own (rag.scales.scale_of)."""
+        own (rag.judging.scales.scale_of)."""
         return self.config.models[scale_of(language)]
 
     def _answerability(self, language: str, scale_language: str, signals: dict[str, float]) -> float:
@@ -202,7 +202,7 @@ class EvidenceGate:
         coverage = lexical_coverage(question, top, idf)
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
         missing = evidence.missing if evidence is not None else ()
-        # Cosines are on the passage language's scale (rag.scales): that language's model reads them.
+        # Cosines are on the passage language's scale (rag.judging.scales): that language's model reads them.
         model = self._model(scale_language)
         if cfg.use_evidence and (evidence is not None or not set(model.weights) & SENTENCE_SIGNALS):
             signals.update(evidence.signals if evidence is not None else {})

@@ -6,8 +6,8 @@ answer (which sentences to quote). Every unit of the best passages is a candidat
 shares with the question ("住酒店" is answered by a sentence on 住宿, a Chinese question by an English
 passage): the embedded model's cosine decides, shared rare words only break near-ties. Cosines across
 languages sit lower than within one, so each is first put on its passage language's scale
-(rag.scales, calibrated on real questions of both languages). Also gathered here: the question's key terms
-that no candidate mentions, in any words the model relates to them — a near miss (rag.near_miss). Across
+(rag.judging.scales, calibrated on real questions of both languages). Also gathered here: the question's key terms
+that no candidate mentions, in any words the model relates to them — a near miss (rag.judging.near_miss). Across
 languages a unit is credited for how much closer it is to this question than to questions in general in the
 asker's language (some are close to every one of them).
 """
@@ -18,15 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 
-from rag.answer_kind import asked_kind, kind_first
+from rag.judging.answer_kind import asked_kind, kind_first
 from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import Idf, tokenize
-from rag.near_miss import TermSimilarity, embedded_text, missing_terms, question_names
-from rag.negation import AS_CLOSE, asks_what_is_not, denial_first
-from rag.quotable import ARTICLE, Unit, quotable_units
-from rag.scales import comparable, measured_across, on_passage_scale
-from rag.sections import NUMBERING, named_section
+from rag.judging.near_miss import TermSimilarity, embedded_text, missing_terms, question_names
+from rag.judging.negation import AS_CLOSE, asks_what_is_not, denial_first
+from rag.judging.quotable import ARTICLE, Unit, quotable_units
+from rag.judging.scales import comparable, measured_across, on_passage_scale
+from rag.judging.sections import NUMBERING, named_section
 from rag.synonyms import is_key, synonyms
 from rag.types import Chunk
 
@@ -43,7 +43,7 @@ TRANSLATED_WEIGHT = 0.05
 # begin too many unrelated words ("part" of "parti", party; "art" of "articl")
 DERIVED_STEM = 6
 # A table row holding more of the question's words than the best unit, itself a row of that table, leads
-# when it scores this close (the runner-ups' margin, rag.extractive).
+# when it scores this close (the runner-ups' margin, rag.judging.extractive).
 ROW_MARGIN = 0.08
 # A unit as close as the best one that holds this much more of the IDF mass of the question's key words leads
 # (`_saying_most_first`; squad2, first quote right, without the bound on the cosine: .4 / .25 / .1 more:
@@ -93,7 +93,7 @@ class ScoredUnit:
     unit: Unit
     lexical: float  # IDF mass of the question's words it or its section's heading (if named) contains
     coverage: float  # ... as a share of the question's IDF mass
-    cosine: float = 0.0  # on the question language's scale (rag.scales), so units of both languages compare
+    cosine: float = 0.0  # on the question language's scale (rag.judging.scales), so units of both languages compare
     raw: float = 0.0  # as the model measured it
     score: float = 0.0
     translated: float = 0.0  # in another language than the question: share of the question's words it holds translated
@@ -106,7 +106,7 @@ class ScoredUnit:
     # language than the question's (rag.bilingual): what a reader sees the unit is about
     said_under: float = 0.0
     # What the question's words its English gloss holds add to its score (a Chinese unit, an English
-    # question): it only orders the excerpts chosen (rag.extractive)
+    # question): it only orders the excerpts chosen (rag.judging.extractive)
     glossed: float = 0.0
 
     @property
@@ -127,7 +127,7 @@ class Evidence:
     # The same signals, of the units of each other language (the gate reads them with that language's model)
     others: dict[str, dict[str, float]] = field(default_factory=dict)
     # The question asks what is not so, and no sentence as close as the best one says anything is not: quoted,
-    # the best one would answer the opposite (rag.negation)
+    # the best one would answer the opposite (rag.judging.negation)
     opposite: bool = False
     starts: list[int] = field(default_factory=list)  # where each passage begins in its document
     # The question's names and numbers (tokens), each with the tokens it is written as in either language

@@ -1,10 +1,10 @@
-"""What a question asks when it asks what is not so, and which sentence can answer it (rag.negation)."""
+"""What a question asks when it asks what is not so, and which sentence can answer it (rag.judging.negation)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.negation import AS_CLOSE, asks_what_is_not, denial_first, denies
+from rag.judging.negation import AS_CLOSE, asks_what_is_not, denial_first, denies
 
 
 @pytest.mark.parametrize("question, language", [

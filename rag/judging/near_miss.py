@@ -1,7 +1,7 @@
 """The question's key terms that no candidate passage mentions, in any words the embedded model relates to
 them: a near miss ("dog" when the handbook speaks only of the office; "stock options" where the benefits
 and leave rules match only the question's setting). The answer then says so above the closest quotes, and
-the gate weighs it (rag.evidence gathers it with the sentence evidence).
+the gate weighs it (rag.judging.evidence gathers it with the sentence evidence).
 
 A word counts as missing when the knowledge base never uses it (its IDF is an unseen word's), no passage
 holds it or, across the two languages the dictionary knows, any of its translations, and the model relates
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
-from rag.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
+from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.synonyms import asks, is_key, light_verbs_object
 from rag.types import Chunk
 
 if TYPE_CHECKING:
-    from rag.evidence import ScoredUnit
+    from rag.judging.evidence import ScoredUnit
 
 # (terms, texts) -> cosine of each term (embedded as a query) to each text: one row per term
 TermSimilarity = Callable[[list[str], list[str]], list[list[float]]]
@@ -33,7 +33,7 @@ RELATED_TERM = 0.82
 # ... and a near miss only when no sentence matches the question well: a paraphrase the model cannot
 # relate word by word ("husband" for "married") comes with a sentence that matches as a whole (squad2:
 # notes on 11.7 % of answerable questions without this bound, 0.8 % with it). On the scale of the
-# question's language (set on English's; rag.scales).
+# question's language (set on English's; rag.judging.scales).
 NEAR_MISS_BELOW = 0.84
 # ... unless the words no candidate mentions are what the question is about, and the sentences match only
 # its setting: "Do I get stock options?", "Can I get a bonus at the end of the year?" match the benefits
@@ -243,7 +243,7 @@ def _cut_across(question: str, word: str, sources: list[Chunk]) -> bool:
 def _mixed_rows(terms: TermSimilarity, words: list[str], texts: list[str], language: str,
                 passages: list[str]) -> list[list[float]]:
     """Each word's cosine to each text; to a text in the other language measured partly against the word
-    translated (rag.scales.measured_across), as every cosine across that pair is."""
+    translated (rag.judging.scales.measured_across), as every cosine across that pair is."""
     rows = terms(words, texts)
     if not TRANSLATED_DENSE.get(language) or all(p == language for p in passages):
         return rows

@@ -1,10 +1,10 @@
-"""The kind of answer a question asks for, and which sentence can give it (rag.answer_kind)."""
+"""The kind of answer a question asks for, and which sentence can give it (rag.judging.answer_kind)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.answer_kind import (
+from rag.judging.answer_kind import (
     AMOUNT,
     DATE,
     SPAN,
@@ -16,7 +16,7 @@ from rag.answer_kind import (
     kind_first,
     unstated_kind,
 )
-from rag.negation import AS_CLOSE
+from rag.judging.negation import AS_CLOSE
 
 
 @pytest.mark.parametrize("question, language, kind", [
@@ -257,7 +257,7 @@ def test_a_kind_one_text_states_or_no_year_or_time_asked_is_not_unstated(questio
 
 
 def test_a_question_asks_for_code_only_when_it_names_a_command_a_configuration_or_a_format():
-    from rag.answer_kind import asks_for_code
+    from rag.judging.answer_kind import asks_for_code
 
     asking = [("What command starts the demo client?", "en"), ("How do I set the env var for the meta server?", "en"),
               ("Show me the YAML for two clusters", "en"), ("pom 里怎么加依赖？", "zh"), ("启动脚本在哪里？", "zh"),

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from rag.negation import AS_CLOSE, led_if_close
+from rag.judging.negation import AS_CLOSE, led_if_close
 from rag.numbers import stated_numbers
 
 T = TypeVar("T")
@@ -264,7 +264,7 @@ def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T]
                meaning: Callable[[T], float] | None = None, on_topic: Callable[[T], bool] | None = None,
                ) -> list[T]:
     """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
-    it scores within `rag.negation.AS_CLOSE` of the best (the same margin as a sentence that denies);
+    it scores within `rag.judging.negation.AS_CLOSE` of the best (the same margin as a sentence that denies);
     unchanged otherwise. A year or a time of day, which a sentence that states none cannot answer, also
     leads by meaning: when it holds a key word of the question (`on_topic`) and its `meaning` alone (the
     cosine) is within `AS_CLOSE` of the closest one's. The holiday table's "Closed" rows share "close"

@@ -1,10 +1,10 @@
-"""The order of the scored units (rag.evidence): which sentence an answer opens with."""
+"""The order of the scored units (rag.judging.evidence): which sentence an answer opens with."""
 
 from __future__ import annotations
 
-from rag.evidence import SAYS_MORE, ScoredUnit, _saying_most_first
-from rag.negation import AS_CLOSE
-from rag.quotable import Unit
+from rag.judging.evidence import SAYS_MORE, ScoredUnit, _saying_most_first
+from rag.judging.negation import AS_CLOSE
+from rag.judging.quotable import Unit
 
 
 def scored(source: int, text: str, score: float, said: float) -> ScoredUnit:

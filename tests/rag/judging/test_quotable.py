@@ -1,4 +1,4 @@
-from rag.quotable import SHORT_PARAGRAPH, quotable_units
+from rag.judging.quotable import SHORT_PARAGRAPH, quotable_units
 from rag.types import Chunk
 
 

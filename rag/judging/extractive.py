@@ -19,14 +19,14 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from rag.answer_kind import asks_for_code
+from rag.judging.answer_kind import asks_for_code
 from rag.bilingual import GLOSSED_LANGUAGE
-from rag.evidence import Evidence, ScoredUnit, gather_evidence
+from rag.judging.evidence import Evidence, ScoredUnit, gather_evidence
 from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
 from rag.lexical import tokenize
 from rag.links import source_urls, unlink
 from rag.markers import neutralise
-from rag.quotable import ARTICLE, LIST_ITEM, Unit
+from rag.judging.quotable import ARTICLE, LIST_ITEM, Unit
 from rag.text import sentence_spans
 from rag.types import SECTION_SEPARATOR, Chunk
 
@@ -125,12 +125,12 @@ APART = 0.01
 # across languages .429 -> .571 of answers holding the gold; .02 / .03 / .05 / .07 measured, BENCHMARKS.md).
 ACROSS = 0.05
 # ... and one in the asker's language whose own gate failed, when it holds this share of the question's key
-# words (rag.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
+# words (rag.judging.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
 # other language's unit first where the best one in the asker's language says none of them (_said_first).
 OWN_WORDS = 0.5
 # ... and one of the other language holding less than this share of the question's words translated, and
 # none of its key words, is no second answer beside one in the asker's language that holds them
-# (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal, rag.gate.TRANSLATED)
+# (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal, rag.judging.gate.TRANSLATED)
 SOUNDS_ALIKE = 0.3
 # A document's title this long or longer, written in a quote, names it (shorter ones are common words)
 MIN_TITLE = 4
@@ -144,7 +144,7 @@ def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int 
     (a whole short article of four sentences is quoted alone) and the other language's best is quoted even
     when the best excerpt used the whole budget. `confirmed`: the other languages whose evidence passed the
     gate on its own model (None when the gate did not read them); `asked`: the question's language. Without
-    `code` (the question asks for none, rag.answer_kind.asks_for_code) no code block is quoted: what the
+    `code` (the question asks for none, rag.judging.answer_kind.asks_for_code) no code block is quoted: what the
     evidence holds of it still tells the gate the topic is covered, but it answers nothing in prose."""
     if not code:
         evidence = replace(evidence, units=[u for u in evidence.units if u.unit.kind != "code"])

@@ -82,7 +82,7 @@ def test_no_bare_table_fragment_or_cut_sentence_is_quoted(handbook):
 
 
 def test_what_the_handbook_never_mentions_is_refused_or_quoted_only_under_a_near_miss_warning(handbook):
-    from rag.extractive import NEAR_MISS
+    from rag.judging.extractive import NEAR_MISS
 
     refused = ask(handbook, "What is the capital of France?")
     assert refused.refused and refused.citations == [] and ">" not in refused.text
@@ -114,15 +114,15 @@ def test_a_refusal_suggests_documents_only_when_they_are_related(handbook):
 
 
 def _scored(source: int, start: int, text: str, kind: str, score: float, following: int | None = None):
-    from rag.evidence import ScoredUnit
-    from rag.quotable import Unit
+    from rag.judging.evidence import ScoredUnit
+    from rag.judging.quotable import Unit
 
     return ScoredUnit(Unit(source, start, start + len(text), text, kind, following), 1.0, 1.0, score, score)
 
 
 def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "Permits are issued by the front desk.", "sentence", 0.90, following=1)
     follower = _scored(0, 38, "They cost ten euros a month.", "sentence", 0.50)
@@ -151,8 +151,8 @@ def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
 def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_same_passage():
     """"VPN 密码多久换一次": the minimum length scored best, the no-expiry rule of the same passage second; the
     passphrase advice after the minimum length would have filled the budget and kept the answer out."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "Passwords must be at least 14 characters long.", "sentence", 0.856, following=1)
     follower = _scored(0, 47, "Use a passphrase of several unrelated words.", "sentence", 0.815)
@@ -195,8 +195,8 @@ def test_the_other_languages_best_sentence_is_quoted_before_this_languages_runne
     """A knowledge base of both languages: the China office's rule is quoted beside the global one when it
     scores nearly as well — but not under a near-miss warning, where it answers no better. (A runner-up of
     the best one's own section comes first: the best one is read in its context.)"""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "第一条 员工出差须提交出差申请。", "paragraph", 0.896)
     runner = _scored(0, 20, "第二条 出境出差须经部门负责人批准。", "paragraph", 0.89)
@@ -219,8 +219,8 @@ def test_the_other_languages_answer_is_quoted_past_a_full_budget_when_its_langua
     sentences (the global parental leave rule, then the China office's); where the gate read each
     language's evidence, only when that language's passed on its own model (`confirmed`): never a Chinese
     leave rule beside the English USB answer."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "Birth mothers receive 20 weeks. Other parents receive 8 weeks. Blocks are allowed.",
                    "paragraph", 0.92)
@@ -242,8 +242,8 @@ def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
     lost-invoice rule beside "I lost my work computer"): across languages the cosines sit too close
     together to vouch for it, so it is quoted only when the Chinese evidence passed its own gate — or when
     Chinese is the asker's language, whose cosines are exact."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "Report any lost or stolen device immediately.", "sentence", 0.85)
     chinese = _scored(1, 0, "第十五条 发票遗失的，员工可填写费用说明单。", "paragraph", 0.845)
@@ -262,8 +262,8 @@ def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
 def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
     """"Employees of the China office follow 年假与请假制度" names the other quoted document by its title: that
     document's quote answers and leads; the signpost stays, after it."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     signpost = _scored(0, 0, "Employees of the China office follow 年假与请假制度.", "sentence", 0.85)
     rule = _scored(1, 0, "女员工生育享受产假一百五十八天。", "sentence", 0.84)
@@ -280,8 +280,8 @@ def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
 
 def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_none():
     """"In Shanghai, …": the China office's rule writes 上海, the global one other cities."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     best = _scored(0, 0, "Hotels are reimbursed up to 150 EUR per night in London and Paris.", "sentence",
                    0.874)
@@ -310,8 +310,8 @@ def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_n
 def test_a_chinese_quote_whose_words_say_the_english_question_leads_only_what_leads_by_score():
     """For an English question the Chinese excerpts are ordered with the words their English gloss holds
     (ScoredUnit.glossed); which sentences are quoted, and an order decided for another reason, stay."""
-    from rag.evidence import Evidence
-    from rag.extractive import choose_quotes
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
 
     def evidence(first_glossed: float, second_glossed: float, languages: list[str]) -> Evidence:
         first = _scored(0, 0, "第二十九条 债权人许可债务人转让部分债务的，保证人不再承担保证责任。", "paragraph", 0.880)

@@ -1,0 +1,20 @@
+"""Judging: from the question and its candidate passages to the decision — answer or refuse — and, for an
+answer without a model, the quotes. Retrieval (rag.retrieval, rag.candidates, rag.pools) finds the
+passages; answering (rag.pipeline and its stages in rag.answering) runs this and streams what it decides.
+
+What it computes, in order, and where:
+
+* the sentence evidence (`evidence.gather_evidence` → `Evidence` of `ScoredUnit`s): every quotable unit of
+  the passages (`quotable`: a sentence, a list item, a table row, a code block) scored by meaning on one
+  scale across languages (`scales`) and by the question's words it holds, as asked or translated;
+* the near miss (`near_miss.missing_terms`): the question's key words no passage mentions in any words the
+  model relates to them;
+* the gate (`gate.EvidenceGate` → `GateDecision`): a logistic model per question language over the signals
+  (passage cosine, best sentence, its coverage, missing names, the translated share), or a reranker's score;
+* the quotes (`extractive.choose_quotes`): the best units, ordered by named steps — the kind of answer asked
+  (`answer_kind`), a question about what is not so (`negation`), a section the question names (`sections`),
+  the rule before its exception, the asker's own language first — and rendered with their intros.
+
+Every threshold and weight lives beside the code that reads it, with the data it was chosen on;
+benchmarks/ablation.py measures what each step is worth on the held-out corpora (BENCHMARKS.md).
+"""
