@@ -14,6 +14,7 @@ from rag.answering.rerank import Rerank
 from rag.answering.retrieve import Retrieve
 from rag.answering.vectors import Vectors
 from rag.answering.worker import Worker
+from rag.code_version import code_version
 from rag.feedback import FeedbackAdjuster
 from rag.index.work_cache import WorkCache
 from rag.models.rerank import Reranker
@@ -52,10 +53,9 @@ class CandidateFinder:
 
     def _settings(self) -> str:
         f = self.retriever.fusion
-        # "xl3": score fusion aware of passage languages, with the question translated for BM25 (rag.retrieval,
-        # rag.bilingual; since xl3 without characters of other senses, British spellings as American ones): not
-        # the candidates cached before either
-        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl3"
+        # ... found by this version of the code (rag.code_version): never the candidates another version found
+        return (f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
+                f"|{code_version()}")
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from cache import Cache, cache_key
 from rag.answering.context import AnswerContext
+from rag.code_version import code_version
 from rag.models.chat import ModelError
 from rag.rewrite import QueryRewriter
 
@@ -36,7 +37,7 @@ class Rewrite:
         """Blocking (Redis)."""
         began = time.perf_counter()
         turns = "\x1e".join(f"{q}\x1f{a}" for q, a in ctx.history[-3:])
-        key = cache_key("rewrite", ctx.version, self.rewriter.name, ctx.question, turns)
+        key = cache_key("rewrite", ctx.version, code_version(), self.rewriter.name, ctx.question, turns)
         cached = self.cache.get("rewrite", key)
         if cached is None:
             return Lookup(key, began, False)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 
 import pytest
 from pydantic import SecretStr
 
+import rag.answering.rewrite
+import rag.candidates
+import rag.code_version as code_version_module
 from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from tests.conftest import build
@@ -76,6 +80,33 @@ def test_a_new_index_version_misses_the_cache(setup):
     answer = asyncio.run(ask_once())
     assert len(models.requests_to("/chat/completions")) == before + 1, "rewrite asked again for the new version"
     assert "50 EUR" in answer.text
+
+
+def test_another_version_of_the_code_finds_and_rewrites_afresh(setup, tmp_path, monkeypatch):
+    """An upgrade, replicas sharing Redis: the new code never serves the candidates or the rewrite that the old
+    code cached (they may differ: the way passages are found changed), whoever cached them."""
+    kb, _, models, _ = setup
+
+    async def ask(pipeline):
+        return (await collect(pipeline, "How much is the meal allowance?"))[1]
+
+    asyncio.run(ask(make_pipeline(kb)))
+    upgraded = tmp_path / "upgraded-rag"
+    shutil.copytree(code_version_module.PACKAGE, upgraded, ignore=shutil.ignore_patterns("__pycache__"))
+    retrieval = upgraded / "retrieval.py"
+    retrieval.write_text(retrieval.read_text(encoding="utf-8") + "\n# a change\n", encoding="utf-8")
+    assert code_version_module.digest_of(upgraded) != code_version_module.code_version()
+    for module in (rag.candidates, rag.answering.rewrite):
+        monkeypatch.setattr(module, "code_version", lambda: code_version_module.digest_of(upgraded))
+    rewrites = len(models.requests_to("/chat/completions"))
+    pipeline = make_pipeline(kb)
+    searches = watch_searches(pipeline)
+
+    answer = asyncio.run(ask(pipeline))
+
+    assert len(models.requests_to("/chat/completions")) == rewrites + 1, "rewritten again by the new code"
+    assert searches, "searched again by the new code"
+    assert "45 EUR" in answer.text
 
 
 def test_answers_continue_when_redis_stops_and_resume_caching_when_it_returns(setup):
