@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.judging.extractive import FROM_DOCUMENT, FROM_OWN_DOCUMENT, HEADERS, NEAR_MISS
-from tests.rag.test_extractive import ask, quotes
+from tests.rag.judging.test_extractive import ask, quotes
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.types import Answer
 from tests.conftest import build
-from tests.rag.test_extractive import ask
+from tests.rag.judging.test_extractive import ask
 
 REMOTE = """# Remote work
 

@@ -8,7 +8,7 @@ import pytest
 
 from rag.judging.extractive import FROM_DOCUMENT, HEADERS
 from rag.prompt import REFUSALS
-from tests.rag.test_extractive import ask, quotes
+from tests.rag.judging.test_extractive import ask, quotes
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from rag.judging.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
 from rag.prompt import REFUSALS
 from tests.conftest import HANDBOOK, PROJECT, built_index
-from tests.rag.test_extractive import ask, quotes
+from tests.rag.judging.test_extractive import ask, quotes
 
 HANDBUCH = PROJECT / "benchmarks" / "data" / "handbuch"
 
