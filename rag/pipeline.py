@@ -1,8 +1,9 @@
 """Question → cited answer: the stages of rag.answering, run in order over one AnswerContext.
 
 rewrite → retrieve → fuse → rerank → feedback look-up (rag.candidates) → pool, the demotions applied to every
-draw (rag.pools) → evidence → gate → generate or extract → cite. Each stage is a small component with typed
-inputs and outputs; this module only runs them.
+draw (rag.pools) → parts (each ask's own passages, when a question asks more than one thing) → evidence → gate →
+generate or extract → cite. Each stage is a small component with typed inputs and outputs; this module only
+runs them.
 
 The threading rule: the synchronous stages of one answer run one after another in one worker thread of that
 answer's own (rag.answering.worker; the retriever may search its dense index beside BM25 in its own pool
@@ -23,6 +24,7 @@ from rag.answering.evidence import GatherEvidence
 from rag.answering.extract import Extract
 from rag.answering.gate import Gate, Refusal
 from rag.answering.generate import UNAVAILABLE, Generate
+from rag.answering.parts import PartPassages
 from rag.answering.pool import Pool
 from rag.answering.rewrite import Rewrite
 from rag.answering.worker import Worker
@@ -97,6 +99,7 @@ class AnswerPipeline:
         self.config = config or PipelineConfig()
         self.rewrite = Rewrite(rewriter, cache, self.config.rewrite_ttl) if rewriter is not None else None
         self.pool = Pool(finder.vectors, self.config.top_k)
+        self.parts = PartPassages(finder)
         self.evidence = GatherEvidence(finder.vectors, self.config.top_k)
         self.generate = (Generate(answer_chat_model, self.config.max_answer_tokens)
                          if answer_chat_model is not None else None)
@@ -182,6 +185,7 @@ class AnswerPipeline:
         """Pool, evidence and gate stages (and the quotes of an extractive answer). In the worker."""
         extractive = self.generate is None
         ctx.candidates, ctx.sources = self.pool.run(ctx)
+        self.parts.run(ctx)
         if self._gate.wants_evidence(ctx, extractive):
             ctx.evidence = self.evidence.run(ctx)
         ctx.decision = self._gate.run(ctx)

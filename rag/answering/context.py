@@ -9,6 +9,7 @@ from rag.judging.evidence import Evidence
 from rag.judging.gate import GateDecision
 from rag.index.search_index import SearchIndex
 from rag.lexical import Idf
+from rag.parts import Part
 from rag.judging.quotable import Unit
 from rag.types import EVERYTHING, Chunk, Hit, Scope
 
@@ -57,6 +58,14 @@ class AnswerContext:
     evidence: Evidence | None = None
     decision: GateDecision | None = None
     quotes: list[list[Unit]] | None = None  # the excerpts an extractive answer quotes
+    parts: list[Part] = field(default_factory=list)  # the asks of a question that asks more than one thing
+    asked_sources: int | None = None  # how many of `sources` the question found (then each ask's own joined)
+    unanswered: list[Part] = field(default_factory=list)  # the asks of the question no passage answers
+
+    @property
+    def question_sources(self) -> list[Chunk]:
+        """The passages the question found, without those its asks joined (rag.answering.parts)."""
+        return self.sources if self.asked_sources is None else self.sources[: self.asked_sources]
 
     @property
     def index(self) -> SearchIndex:

@@ -37,6 +37,9 @@ class Gate:
         found = ctx.candidates
         rerank_scores = found.rerank_scores if found is not None else None
         decision = self.gate.decide(ctx.query, ctx.hits, ctx.idf, rerank_scores, ctx.evidence)
+        if decision.answer and ctx.evidence is not None:
+            for part in ctx.evidence.parts:  # each ask of the question, judged alike on its own evidence
+                part.decision = self.gate.decide(part.part.query, part.passages, ctx.idf, None, part.evidence)
         ctx.took("gate", began)
         return decision
 

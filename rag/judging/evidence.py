@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from rag.judging.answer_kind import asked_kind, kind_first
 from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
@@ -29,6 +30,9 @@ from rag.judging.scales import comparable, measured_across, on_passage_scale
 from rag.judging.sections import NUMBERING, named_section
 from rag.synonyms import is_key, synonyms
 from rag.types import Chunk
+
+if TYPE_CHECKING:
+    from rag.parts import AnsweredPart
 
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
 
@@ -132,6 +136,8 @@ class Evidence:
     starts: list[int] = field(default_factory=list)  # where each passage begins in its document
     # The question's names and numbers (tokens), each with the tokens it is written as in either language
     names: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Of a question that asks more than one thing (rag.parts): each ask with its own evidence
+    parts: list[AnsweredPart] = field(default_factory=list)
 
     def led_by(self, language: str) -> Evidence:
         """This evidence with the units of `language` first (quoted first when its evidence decided)."""

@@ -80,6 +80,8 @@ _WHICH = {
            "quantas"},
 }
 _WHICH_ZH = re.compile(r"什么|哪|谁|何|几|多少|怎么|怎样|如何")
+# (the same question words, read by rag.parts where a second ask begins)
+QUESTION_WORDS, QUESTION_WORDS_ZH = _WHICH, _WHICH_ZH
 _QUESTIONS = re.compile(r"[?？。!！]")
 _ENGLISH_NOT = re.compile(r"n't\b|\bcan ?not\b", re.IGNORECASE)
 
