@@ -445,16 +445,17 @@ def seconds_to_read(html: str) -> float:
 
 
 def test_a_page_too_large_or_too_slow_to_read_is_skipped_with_its_reason(tmp_path):
-    slow = long_page(6_000)  # 1.5 MB
-    # A quarter of what it takes here, whatever the machine's speed (a small page reads in milliseconds).
-    deadline = max(0.05, round(seconds_to_read(slow) / 4, 2))
+    slow = long_page(24_000)  # 6 MB: a second or more to read
+    # A quarter of what it takes here, whatever the machine's speed and load: far above what a small page takes
+    # (milliseconds), far below what the slow one does.
+    deadline = round(seconds_to_read(slow) / 4, 2)
     with FakeWebsite() as site:
         site.put("/docs/", page("Policies", [("Welcome", "Every company policy.")], ["huge", "slow", "leave"]))
-        site.put("/docs/huge", long_page(9_000))  # 2.3 MB
+        site.put("/docs/huge", long_page(36_000))  # 9 MB
         site.put("/docs/slow", slow)
         site.put("/docs/leave", page("Leave policy", [("Sick leave", "Call your manager before 9am.")]))
         spec = WebSource(name="intranet", type="web", url=site.url + "/docs/", delay=0)
-        limits = WebLimits(max_html_bytes=2 * 2**20, extract_seconds=deadline)
+        limits = WebLimits(max_html_bytes=8 * 2**20, extract_seconds=deadline)
         conn = WebConnector(spec, env={}, sleep=Sleeps(), limits=limits)
 
         began = time.monotonic()
@@ -462,7 +463,7 @@ def test_a_page_too_large_or_too_slow_to_read_is_skipped_with_its_reason(tmp_pat
         took = time.monotonic() - began
 
     assert set(fetched.documents) == {"index.md", "leave.md"} and "Sick leave" in files(tmp_path)["leave.md"].decode()
-    assert set(fetched.notes) == {"1 page not read: an HTML page larger than 2 MB (AIE_MAX_HTML_MB)",
+    assert set(fetched.notes) == {"1 page not read: an HTML page larger than 8 MB (AIE_MAX_HTML_MB)",
                                   f"1 page not read: its text took longer than {deadline:g} s to read (AIE_WEB_EXTRACT_TIMEOUT)"}
     assert took < 10
 
