@@ -70,10 +70,12 @@ class GatherEvidence:
         return self.similarity(text, version) if text else None
 
     def term_similarity(self, version: str) -> TermSimilarity:
-        """Cosine of each key term of a question (embedded as a query) to each of the texts."""
+        """Cosine of each key term of a question (embedded as a query) to each of the texts (embedded as
+        passages, or `as_queries`: a word of the passages to a word of the question)."""
 
-        def score(terms: list[str], texts: list[str]) -> list[list[float]]:
-            vectors = self.vectors.passages(texts)
+        def score(terms: list[str], texts: list[str], as_queries: bool = False) -> list[list[float]]:
+            vectors = (np.vstack(self.vectors.queries(texts, version)) if as_queries
+                       else self.vectors.passages(texts))
             return [[float(v) for v in vectors @ self.vectors.query(t, version)] for t in terms]
 
         return score

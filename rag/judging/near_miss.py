@@ -18,14 +18,16 @@ from rag.bilingual import chinese_for, first_sense, kind_of, senses, translation
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
+from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
 from rag.types import Chunk
 
 if TYPE_CHECKING:
     from rag.judging.evidence import ScoredUnit
 
-# (terms, texts) -> cosine of each term (embedded as a query) to each text: one row per term
-TermSimilarity = Callable[[list[str], list[str]], list[list[float]]]
+# (terms, texts[, texts as queries]) -> cosine of each term (embedded as a query) to each text (embedded as a
+# passage, or as a query too): one row per term
+TermSimilarity = Callable[..., list[list[float]]]
 
 # A key term is related to a candidate when its cosine to one of the best units reaches this (same
 # language: 酒店 ↔ a sentence on 住宿 0.86, dog ↔ the onboarding paragraph 0.79).
@@ -51,8 +53,13 @@ MATCHED_SAID = 0.28
 # lawref-en it dropped 5 of 7 false warnings: "landlord" for the statutes' 出租人); not zh -> en, where it
 # relates every Chinese word to the English policies (年终奖, 丧假, 加班费 were no longer caught).
 MODEL_RELATES_ACROSS = {("en", "zh")}
+# A missing word is said otherwise when one of the best units' own words is this close to it, both embedded as
+# queries (multilingual-e5-small: kid/child .967, ballot/vote .926, wife/spouse .926, extra/additional .937;
+# bonus/benefits .909, dog/pets .908, broadband/internet .882 are other things)
+SAME_WORD = 0.92
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
 _NUMBER = re.compile(r"^[\d.,]+$")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
@@ -63,6 +70,64 @@ def embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
 def missing_terms(question: str, language: str, question_terms: list[str], sources: list[Chunk],
                   languages: list[str], units: list[ScoredUnit], idf: Idf,
                   terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
+    """The question's key words the candidates do not say (`_missing_words`), in no word of theirs the model
+    reads as the same (`_not_said_otherwise`)."""
+    found = _missing_words(question, language, question_terms, sources, languages, units, idf, terms, paraphrased)
+    if not sources or not units or not is_known(language):
+        return found
+    return _not_said_otherwise(found, language, sources, languages, units, terms)
+
+
+def _not_said_otherwise(found: tuple[str, ...], language: str, sources: list[Chunk], languages: list[str],
+                        units: list[ScoredUnit], terms: TermSimilarity | None) -> tuple[str, ...]:
+    """Of the missing words `found`, those the shortlisted units do not say in a word of their own that the
+    model reads as the same word ("kid" where the leave policy says "child", "ballot" where it says "vote"):
+    the cosine of the two words, both embedded as queries, reaches `SAME_WORD`. A question's names are never
+    said otherwise. Words of the question's language only (across languages the dictionary decides)."""
+    if not found or terms is None:
+        return found
+    vocabulary = _vocabulary([u for u in units if languages[u.unit.source] == language], sources, language)
+    bare = {w: _POSSESSIVE.sub("", w) for w in found if _one_word(_POSSESSIVE.sub("", w), language)}
+    if not vocabulary or not bare:
+        return found
+    rows = terms(list(bare.values()), vocabulary, True)
+    said = {w for (w, word), row in zip(bare.items(), rows)
+            if max((c for c, v in zip(row, vocabulary) if not _formed_from(word.lower(), v)), default=0.0)
+            >= SAME_WORD}
+    return tuple(w for w in found if w not in said)
+
+
+def _formed_from(word: str, other: str) -> bool:
+    """Whether one of two words holds the other past its start: another word formed from it ("unpaid" of
+    "paid"), which the model reads as close as a synonym."""
+    return (other in word and not word.startswith(other)) or (word in other and not other.startswith(word))
+
+
+def _one_word(word: str, language: str) -> bool:
+    """A single word in the question's language, not a name (capitalised) nor a code."""
+    if language == "zh":
+        return not without_cjk(word).strip()
+    return word.isalpha() and not word[:1].isupper()
+
+
+def _vocabulary(units: list[ScoredUnit], sources: list[Chunk], language: str) -> list[str]:
+    """The distinct words of `units` and of their passages' titles and headings, as written (lower-cased),
+    that can name something: not function words, numbers or codes."""
+    seen: dict[str, None] = {}
+    for scored in units:
+        text = f"{sources[scored.unit.source].context}\n{scored.unit.matched_text}"
+        for word in words(text):
+            lowered = word.lower()
+            if len(lowered) < 2 or function_word(lowered) or not lowered.isalpha():
+                continue
+            if (language == "zh") == (not without_cjk(lowered).strip()):
+                seen.setdefault(lowered, None)
+    return list(seen)
+
+
+def _missing_words(question: str, language: str, question_terms: list[str], sources: list[Chunk],
+                   languages: list[str], units: list[ScoredUnit], idf: Idf,
+                   terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
     """Key terms of the question (in `language`) — words the knowledge base never uses — that no
     candidate passage mentions and that the embedded model does not relate to any of the best units. Where a
     sentence matches the question well, only when they are its topic (`_said_little`, `TOPIC_SHARE`) and it
@@ -105,8 +170,8 @@ def missing_terms(question: str, language: str, question_terms: list[str], sourc
             # "password" (its own Chinese units are judged below, and they may all be about something else)
             surfaces = _untranslated_only(question, language, surfaces, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__
-    surfaces = [w for w in surfaces
-                if not asked(w.lower()) and _a_word(w) and not _cut_across(question, w, sources)]
+    surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)
+                and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources)]
     if not is_known(language):
         # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
         # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.
@@ -199,7 +264,8 @@ def _absent_in_both(question: str, language: str, languages: list[str], sources:
     if language != "zh" or "en" not in languages:
         return ()
     found = _missing_across(question, language, _words_of(sources), idf, idf([UNSEEN])[UNSEEN])
-    return tuple(w for w in found if first_sense(w) and not asks(w) and not _cut_across(question, w, sources))
+    return tuple(w for w in found if first_sense(w) and not asks(w)
+                 and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources))
 
 
 def _unseen(question: str, question_terms: list[str], present: set[str], idf: Idf, rare: float) -> list[str]:
