@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
+from rag.judging.qualifiers import absent_qualifiers
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
@@ -70,12 +71,17 @@ def embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
 def missing_terms(question: str, language: str, question_terms: list[str], sources: list[Chunk],
                   languages: list[str], units: list[ScoredUnit], idf: Idf,
                   terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
-    """The question's key words the candidates do not say (`_missing_words`), in no word of theirs the model
-    reads as the same (`_not_said_otherwise`)."""
-    found = _missing_words(question, language, question_terms, sources, languages, units, idf, terms, paraphrased)
+    """The question's key words the candidates do not say (`_missing_words`) and its qualifiers — a year, a
+    version, a name — the knowledge base never writes (rag.judging.qualifiers), however well the rest
+    matches."""
+    found = _missing_words(question, language, question_terms, sources, languages, units, idf, terms,
+                           paraphrased)
     if not sources or not units or not is_known(language):
         return found
-    return _not_said_otherwise(found, language, sources, languages, units, terms)
+    found = _not_said_otherwise(found, language, sources, languages, units, terms)
+    named = absent_qualifiers(question, language, sources, languages, idf)
+    within = {t for q in named for t in tokenize(q)}
+    return tuple(dict.fromkeys((*named, *(w for w in found if not set(tokenize(w)) <= within))))
 
 
 def _not_said_otherwise(found: tuple[str, ...], language: str, sources: list[Chunk], languages: list[str],

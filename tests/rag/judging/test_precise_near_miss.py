@@ -1,6 +1,7 @@
 """"The knowledge base does not mention …" only where it is so (issue 51, classes 5 and 6), on the sample
 handbook (the embedded default, real index and model): no note on an everyday word the handbook says in its
-own word, nor on a word that cannot name a topic."""
+own word, nor on a word that cannot name a topic; a note on a year or a place the question asks about that
+the handbook never writes, however well its rules match the rest."""
 
 from __future__ import annotations
 
@@ -38,3 +39,23 @@ def test_a_word_that_names_no_topic_is_no_near_miss(handbook):
     answer = ask(handbook, "病假证明交到那边？")
     assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
     assert "病假证明" in quotes(answer)[0]
+
+
+@pytest.mark.parametrize("question, language, term", [
+    ("Is Christmas a holiday in Berlin?", "en", '"Berlin"'),
+    ("What are the public holidays in 2027?", "en", '"2027"'),
+    ("2027年春节放几天假？", "zh", "“2027”"),
+])
+def test_a_place_or_year_the_handbook_never_writes_is_a_near_miss(handbook, question, language, term):
+    """The holiday table matches these well — for Shanghai and Lisbon, for 2026 — and was quoted as the
+    answer without a word of warning."""
+    answer = ask(handbook, question)
+    first_line = answer.text.splitlines()[0]
+    assert answer.refused or first_line == NEAR_MISS[language].format(terms=term), answer.text
+
+
+@pytest.mark.parametrize("question", ["Is Christmas a holiday in Shanghai?", "2026年春节放几天假？"])
+def test_a_place_or_year_the_handbook_writes_is_no_near_miss(handbook, question):
+    answer = ask(handbook, question)
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.splitlines()[0] in HEADERS.values(), answer.text
