@@ -55,7 +55,8 @@ class CandidateFinder:
         # "xl3": score fusion aware of passage languages, with the question translated for BM25 (rag.retrieval,
         # rag.bilingual; since xl3 without characters of other senses, British spellings as American ones): not
         # the candidates cached before either
-        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl3"
+        # "nav": navigation passages after content (rag.navigation)
+        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl3|nav"
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:
