@@ -56,7 +56,8 @@ class CandidateFinder:
         # rag.bilingual; since xl3 without characters of other senses, British spellings as American ones): not
         # the candidates cached before either
         # "nav": navigation passages after content (rag.navigation)
-        return f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}|xl3|nav"
+        return (f"d{self.depth}|{f.method}|k{f.rrf_k}|w{f.dense_weight},{f.bm25_weight}|c{f.candidates}"
+                "|xl3|nav")
 
     async def find(self, question: str, rewritten: str | None, version: str,
                    scope: Scope = EVERYTHING) -> Candidates:

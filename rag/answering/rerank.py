@@ -38,5 +38,6 @@ class Rerank:
             return Candidates(hits)
         finally:
             ctx.took("rerank", began)
-        order = content_first(sorted(range(len(hits)), key=lambda i: -scores[i]), lambda i: hits[i].chunk.text)
+        by_score = sorted(range(len(hits)), key=lambda i: -scores[i])
+        order = content_first(by_score, lambda i: hits[i].chunk.text)
         return Candidates([hits[i] for i in order], [scores[i] for i in order], f"reranker:{self.reranker.name}")

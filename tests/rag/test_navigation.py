@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ai_employee.wiring import KnowledgeBase
+from rag.answering.fuse import Fuse
 from rag.config import Settings
 from rag.navigation import content_first, is_navigation
 from rag.types import Answer
@@ -72,8 +73,9 @@ def test_a_table_of_contents_is_navigation_and_prose_with_links_is_not():
     assert is_navigation(README.split("\n\n", 1)[1])
     assert is_navigation(SIDEBAR)
     assert not is_navigation(VACATION)
-    with_links = ("Read [the travel policy](https://example.com/travel) before you book, and file receipts in "
-                  "[Expensify](https://expensify.com) within 30 days of the trip; a missing receipt is not paid.")
+    with_links = ("Read [the travel policy](https://example.com/travel) before you book, and file receipts "
+                  "in [Expensify](https://expensify.com) within 30 days of the trip; a missing receipt is not "
+                  "paid.")
     assert not is_navigation(with_links)
     described = ("* [`app.id`](ids.md): the application's identity, set in `app.properties` or as a system "
                  "property when the process starts.\n* [`apollo.meta`](meta.md): the address of the meta "
@@ -115,3 +117,17 @@ def test_a_table_of_contents_stays_findable_by_the_names_of_its_pages(documents)
     assert "_sidebar.md" in files, "a search for the pages it lists still finds it"
     navigation = [hit.chunk.navigation for hit in hits]
     assert navigation == sorted(navigation), "after every content passage"
+
+
+def test_the_question_and_its_rewrite_fused_keep_navigation_after_content(documents):
+    data_dir, index_dir = documents
+    kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None), index_dir)
+    # Each list ranked as the search returns it, then the sidebar put first in both, as a reranker might
+    lists = []
+    for query in ("Java 客户端使用指南", "Golang 客户端使用指南"):
+        hits = kb.retriever.search(query, top_k=10)
+        lists.append(sorted(hits, key=lambda hit: not hit.chunk.navigation))
+    assert lists[0][0].chunk.navigation and lists[1][0].chunk.navigation
+    fused = Fuse(rrf_k=60, depth=10).run(lists)
+    navigation = [hit.chunk.navigation for hit in fused]
+    assert any(navigation) and navigation == sorted(navigation)
