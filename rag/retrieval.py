@@ -23,6 +23,7 @@ from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.jargon import spelled_out
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.navigation import content_first
 from rag.judging.scales import comparable, measured_across, translation_for
 from rag.judging.sections import named_section
 from rag.synonyms import expanded, is_key
@@ -421,6 +422,8 @@ class Retriever:
             fused = reciprocal_rank_fusion(rankings, weights, self.fusion.rrf_k)[:top_k]
             chunks = snapshot.chunks_at([key for key, _, _, _ in fused])
         hits = [Hit(chunk, score, rank, raw) for chunk, (_, score, rank, raw) in zip(chunks, fused)]
+        # A table of contents shares the names of the pages it lists with the question, and answers none
+        hits = content_first(hits, lambda hit: hit.chunk.text)
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from rag.links import unlink
+from rag.navigation import is_navigation
 
 BlockKind = Literal["heading", "text", "table", "code"]
 SECTION_SEPARATOR = " › "
@@ -104,6 +105,12 @@ class Chunk:
     @property
     def section(self) -> str:
         return SECTION_SEPARATOR.join(self.heading_path)
+
+    @property
+    def navigation(self) -> bool:
+        """A list of links to pages — a table of contents, a sidebar (rag.navigation): ranked after content,
+        never quoted."""
+        return is_navigation(self.text)
 
     @property
     def context(self) -> str:

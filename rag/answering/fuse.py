@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rag.navigation import content_first
 from rag.retrieval import reciprocal_rank_fusion
 from rag.types import Hit
 
@@ -12,8 +13,8 @@ class Fuse:
         self.depth = depth  # hits kept
 
     def run(self, lists: list[list[Hit]]) -> list[Hit]:
-        """One list, best first, by reciprocal rank over `lists`; a hit keeps the best raw score each
-        retriever gave it."""
+        """One list, best first, by reciprocal rank over `lists` (navigation passages after content, as each
+        list ranks them); a hit keeps the best raw score each retriever gave it."""
         if len(lists) == 1:
             return lists[0][: self.depth]
         first_seen: dict[str, Hit] = {}
@@ -35,4 +36,4 @@ class Fuse:
             Hit(first_seen[ids[row]].chunk, score, first_seen[ids[row]].ranks, best_scores[ids[row]])
             for row, score, _, _ in reciprocal_rank_fusion(rankings, {}, self.rrf_k)
         ]
-        return fused[: self.depth]
+        return content_first(fused, lambda hit: hit.chunk.text)[: self.depth]

@@ -8,6 +8,7 @@ import time
 from rag.answering.context import AnswerContext, Candidates
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
+from rag.navigation import content_first
 from rag.prompt import defang
 from rag.types import Hit
 
@@ -22,7 +23,8 @@ class Rerank:
         return self.reranker is not None and bool(hits)
 
     async def run(self, ctx: AnswerContext, hits: list[Hit]) -> Candidates:
-        """`hits` by the reranker's scores, best first; in their fused order (and a notice) when it fails."""
+        """`hits` by the reranker's scores, best first (navigation passages after content, rag.navigation); in
+        their fused order (and a notice) when it fails."""
         if self.reranker is None or not hits:
             return Candidates(hits)
         began = time.perf_counter()
@@ -36,5 +38,6 @@ class Rerank:
             return Candidates(hits)
         finally:
             ctx.took("rerank", began)
-        order = sorted(range(len(hits)), key=lambda i: -scores[i])
+        by_score = sorted(range(len(hits)), key=lambda i: -scores[i])
+        order = content_first(by_score, lambda i: hits[i].chunk.text)
         return Candidates([hits[i] for i in order], [scores[i] for i in order], f"reranker:{self.reranker.name}")

@@ -1,7 +1,8 @@
 """What can be quoted from a passage: whole short paragraphs and list items (an article such as 第九条
 stays whole), full sentences of longer ones, table rows together with their column headers, and each code
 block whole, fenced (one that the passage starts inside of opens with the fence its lead repeats). A
-paragraph of images alone says nothing to quote.
+paragraph of images alone says nothing to quote, nor does a navigation passage — a table of contents, a
+sidebar (rag.navigation): its links name pages, they answer nothing.
 
 Paragraphs are separated by blank lines; a single line break inside one is a soft wrap (Markdown,
 PDF text), so a quote never stops at the end of a wrapped line.
@@ -50,6 +51,8 @@ class Unit:
 
 def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit]:
     """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
+    if chunk.navigation:
+        return []
     units: list[Unit] = []
     header = _header_lines(chunk.lead)
     for start, end, fence in code_and_prose(chunk.text, chunk.lead):
