@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.knowledge_base import KnowledgeBase
-from rag.config import Settings
-from rag.types import Answer
-from tests.conftest import build
-from tests.rag.judging.test_extractive import ask
+from tests.conftest import built_index
+from tests.rag.judging.test_extractive import ask, quoted
 
 REMOTE = """# Remote work
 
@@ -67,13 +64,7 @@ def documents(shared_data_dir, tmp_path_factory):
     (folder / "remote.md").write_text(REMOTE, encoding="utf-8")
     (folder / "client.md").write_text(CLIENT, encoding="utf-8")
     (folder / "setup.md").write_text(SETUP, encoding="utf-8")
-    index_dir = tmp_path_factory.mktemp("markup-index")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [folder])
-    return shared_data_dir, index_dir
-
-
-def quoted(answer: Answer) -> str:
-    return "\n".join(line for line in answer.text.splitlines() if line.startswith(">"))
+    return built_index(shared_data_dir, tmp_path_factory, "markup-index", [folder])
 
 
 def test_the_text_of_an_html_block_is_quoted_without_its_style_frame_or_template_tags(documents):

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from ai_employee.wiring import KnowledgeBase
 from rag.answering.fuse import Fuse
 from rag.config import Settings
+from rag.knowledge_base import KnowledgeBase
 from rag.navigation import content_first, is_navigation
-from rag.types import Answer
-from tests.conftest import build
-from tests.rag.judging.test_extractive import ask
+from tests.conftest import built_index
+from tests.rag.judging.test_extractive import ask, quoted
 
 README = """# Our Handbook
 
@@ -60,13 +59,7 @@ def documents(shared_data_dir, tmp_path_factory):
     (folder / "vacation.md").write_text(VACATION, encoding="utf-8")
     (folder / "_sidebar.md").write_text(SIDEBAR, encoding="utf-8")
     (folder / "java-sdk-user-guide.md").write_text(JAVA, encoding="utf-8")
-    index_dir = tmp_path_factory.mktemp("navigation-index")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [folder])
-    return shared_data_dir, index_dir
-
-
-def quoted(answer: Answer) -> str:
-    return "\n".join(line for line in answer.text.splitlines() if line.startswith(">"))
+    return built_index(shared_data_dir, tmp_path_factory, "navigation-index", [folder])
 
 
 def test_a_table_of_contents_is_navigation_and_prose_with_links_is_not():

@@ -33,6 +33,11 @@ def ask(handbook, question: str, **settings) -> Answer:
     return asyncio.run(run())
 
 
+def quoted(answer: Answer) -> str:
+    """The answer's quote lines as they read, markers and all."""
+    return "\n".join(line for line in answer.text.splitlines() if line.startswith(">"))
+
+
 def quotes(answer: Answer) -> list[str]:
     """The quoted excerpts, one per marker, lines joined."""
     excerpts, current = [], []

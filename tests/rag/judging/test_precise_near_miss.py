@@ -13,13 +13,9 @@ from tests.rag.judging.test_extractive import ask, quotes
 
 @pytest.fixture(scope="module")
 def handbook(shared_data_dir, tmp_path_factory):
-    from ai_employee.wiring import KnowledgeBase
-    from rag.config import Settings
-    from tests.conftest import HANDBOOK, build
+    from tests.conftest import HANDBOOK, built_index
 
-    index_dir = tmp_path_factory.mktemp("handbook-precise-near-miss")
-    build(KnowledgeBase(Settings(data_dir=shared_data_dir, _env_file=None), index_dir), [HANDBOOK])
-    return shared_data_dir, index_dir
+    return built_index(shared_data_dir, tmp_path_factory, "handbook-precise-near-miss", [HANDBOOK])
 
 
 @pytest.mark.parametrize("question", ["How long is paternity leave when we have a baby?",
