@@ -21,6 +21,7 @@ from rag.judging.qualifiers import absent_qualifiers
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
+from rag.text import sentence_spans
 from rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -131,6 +132,20 @@ def _vocabulary(units: list[ScoredUnit], sources: list[Chunk], language: str) ->
     return list(seen)
 
 
+def _setting_the_scene(question: str, word: str) -> bool:
+    """Whether `word` is said only in a sentence of the question that tells the asker's situation before the
+    sentence that asks ("My wife and I are adopting a baby. How long can I stay home?"): what is asked is
+    the question sentence's, and the knowledge base not writing "wife" says nothing of whether it answers.
+    A name, a year or a version there still scopes the question ("I work in Texas. …": rag.judging.qualifiers
+    judges those wherever they stand)."""
+    sentences = [question[a:b].strip() for a, b in sentence_spans(question, clauses=False)]
+    asking = [s for s in sentences if s.endswith(("?", "？"))]
+    if not asking or len(asking) == len(sentences):
+        return False
+    tokens = set(tokenize(word))
+    return bool(tokens) and not any(tokens & set(tokenize(s)) for s in asking)
+
+
 def _missing_words(question: str, language: str, question_terms: list[str], sources: list[Chunk],
                    languages: list[str], units: list[ScoredUnit], idf: Idf,
                    terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
@@ -155,7 +170,8 @@ def _missing_words(question: str, language: str, question_terms: list[str], sour
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     matched = not across and max(u.cosine for u in own) >= below
     if matched and language != "en":
-        return _absent_in_both(question, language, languages, sources, idf)
+        return tuple(w for w in _absent_in_both(question, language, languages, sources, idf)
+                     if not _setting_the_scene(question, w))
     if matched and (paraphrased or not _said_little(question, language, own)):
         return ()  # a sentence matches the question well, and says what it is about
     present = _words_of(sources)
@@ -177,7 +193,8 @@ def _missing_words(question: str, language: str, question_terms: list[str], sour
             surfaces = _untranslated_only(question, language, surfaces, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__
     surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)
-                and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources)]
+                and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources)
+                and not _setting_the_scene(question, w)]
     if not is_known(language):
         # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
         # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.

@@ -55,3 +55,22 @@ def test_a_place_or_year_the_handbook_writes_is_no_near_miss(handbook, question)
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason
     assert answer.text.splitlines()[0] in HEADERS.values(), answer.text
+
+
+@pytest.mark.parametrize("question, language, quoted", [
+    ("My wife is pregnant with twins. How many weeks of leave do I get when the baby comes?", "en", "weeks"),
+    ("We just moved house and my commute is longer now. Can I work from home?", "en", "home"),
+    ("我老婆怀孕了。陪产假有几天？", "zh", "陪产假"),
+])
+def test_a_word_that_only_tells_the_askers_situation_is_no_near_miss(handbook, question, language, quoted):
+    """The sentence before the question tells the asker's situation; what is asked is the question sentence's.
+    "The knowledge base does not mention "wife", "pregnant", "twins"" opened the leave rule that answers."""
+    answer = ask(handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS[language], answer.text
+    assert quoted in quotes(answer)[0]
+
+
+def test_a_place_told_with_the_situation_is_still_a_near_miss(handbook):
+    """A name in that sentence scopes the question: the handbook's holidays are Shanghai's and Lisbon's."""
+    answer = ask(handbook, "I work from our Berlin office. Is Christmas a holiday there?")
+    assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"Berlin"'), answer.text
