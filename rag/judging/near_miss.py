@@ -11,13 +11,14 @@ the gate's `missing_names`; single Chinese characters are too ambiguous to count
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
-from rag.judging.qualifiers import absent_qualifiers
+from rag.judging.qualifiers import absent_qualifiers, doer_of
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
@@ -382,7 +383,7 @@ def _known_in(present: set[str], idf: Idf, rare: float, language: str) -> Callab
 
     def known(token: str, weight: float) -> bool:
         return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
-                or token in kinds or _derived_known(token, idf, rare))
+                or token in kinds or _derived_known(token, idf, rare) or doer_of(token) in present)
 
     return known
 
@@ -401,13 +402,19 @@ def _chinese(word: str) -> tuple[str, ...]:
     return tuple(w for _, found in chinese_for(word) for w in found)
 
 
+def _unaccented(sense: str) -> str:
+    """A dictionary sense without the accents of its Latin letters: the dictionary writes "résumé", a
+    handbook "resume"."""
+    return "".join(c for c in unicodedata.normalize("NFKD", sense) if not unicodedata.combining(c))
+
+
 def _untranslated(found: tuple[str, ...], idf: Idf, known: Callable[[str, float], bool]) -> bool:
     """Whether the knowledge base uses none of a word's translations `found` (False when there are none:
     a function word, "those", "other", leaves nothing to look for). A verb that means little on its own and
     its object are known by the object too: 出国 "go abroad" where the travel rules say "trips abroad", 生病
     "fall ill" where the leave policy says "if you are ill"."""
     objects = (light_verbs_object(sense) for sense in found)
-    translated = [t for t in (tokenize(sense) for sense in (*found, *filter(None, objects))) if t]
+    translated = [t for t in (tokenize(_unaccented(sense)) for sense in (*found, *filter(None, objects))) if t]
     if not translated:
         return False
     weights = idf(sorted({t for sense in translated for t in sense}))
