@@ -121,6 +121,32 @@ def cmrc(mirrors: Path, cache: Path, paragraphs: int = CMRC_PARAGRAPHS) -> Datas
     return _write("cmrc", cache, articles, rows)
 
 
+def halved(dataset: Dataset, name: str) -> Dataset:
+    """`dataset` with every other article's document left out of its knowledge base (the first, third, … kept):
+    each question is asked still, answerable (`"answerable": true`) only when its article is there — the
+    others are questions the knowledge base cannot answer, for the evidence gate."""
+    files = sorted(p.name for p in dataset.docs.iterdir())
+    kept = set(files[::2])
+    keys = {_article_key(f) for f in kept}
+    docs = dataset.docs.parent / name
+    docs.mkdir(parents=True, exist_ok=True)
+    for file in kept:
+        (docs / file).write_text((dataset.docs / file).read_text(encoding="utf-8"), encoding="utf-8")
+    rows = [r | {"answerable": _article_key(_file_of(r)) in keys} for r in dataset.rows()]
+    questions = dataset.docs.parent / f"{name}.jsonl"
+    questions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return Dataset(name, docs, questions)
+
+
+def _file_of(row: dict) -> str:
+    article = row["article"]
+    return f"{XQUAD_ARTICLES.index(article):02d}" if article in XQUAD_ARTICLES else _file_name(article)
+
+
+def _article_key(file: str) -> str:
+    return file.split(".")[0]
+
+
 BUILDERS = {
     "xquad": xquad,
     # One language's questions of the other language's articles: the knowledge base in one language, the asker
@@ -128,4 +154,8 @@ BUILDERS = {
     "xquad-en-zh": lambda mirrors, cache: xquad(mirrors, cache, ("en",), ("zh",), "xquad-en-zh"),
     "xquad-zh-en": lambda mirrors, cache: xquad(mirrors, cache, ("zh",), ("en",), "xquad-zh-en"),
     "cmrc": cmrc,
+    # Half of the articles indexed, every question asked: for the evidence gate (answerable or not)
+    "xquad-en-half": lambda mirrors, cache: halved(xquad(mirrors, cache, ("en",), ("en",), "xquad-en"), "xquad-en-half"),
+    "xquad-zh-half": lambda mirrors, cache: halved(xquad(mirrors, cache, ("zh",), ("zh",), "xquad-zh"), "xquad-zh-half"),
+    "cmrc-half": lambda mirrors, cache: halved(cmrc(mirrors, cache), "cmrc-half"),
 }
