@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 import tomllib
+import zipfile
 from dataclasses import FrozenInstanceError
 from pathlib import Path
 
@@ -146,3 +150,30 @@ def test_the_calibration_ships_with_the_package_and_keys_the_caches(tmp_path):
     data = json.loads(fitted.read_text())
     fitted.write_text(json.dumps(data | {"version": data["version"] + 1}))
     assert digest_of(copied) != code_version(), "a new calibration is a new code version"
+
+
+def test_a_wheel_of_the_package_holds_the_calibration_and_reads_it_there(tmp_path):
+    """What `scripts/install --app DIR` installs: the wheel setuptools builds from pyproject.toml (a
+    non-editable install), unpacked, answers from its own calibration file."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (PROJECT / name).exists():
+            shutil.copyfile(PROJECT / name, source / name)
+    shutil.copytree(PACKAGE, source / "rag", ignore=shutil.ignore_patterns("__pycache__"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                            "--disable-pip-version-check", str(source), "-w", str(tmp_path / "wheel")],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    wheel = next((tmp_path / "wheel").glob("*.whl"))
+    installed = tmp_path / "app"
+    with zipfile.ZipFile(wheel) as archive:
+        assert "rag/judging/calibration.json" in archive.namelist()
+        archive.extractall(installed)
+    read = subprocess.run([sys.executable, "-c", "from rag.judging import calibration; "
+                           "print(calibration.default().source, calibration.default().version)"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(installed)})
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.split() == [str(installed / "rag" / "judging" / "calibration.json"),
+                                   str(calibration.default().version)]
