@@ -14,10 +14,12 @@ What it holds:
   and the translated-words term per (question, passage) language pair (rag.judging.gate);
 * `near_miss`: when a key word counts as missing (rag.judging.near_miss, rag.judging.qualifiers);
 * `scales`: the anchors of each language pair's cosine scale, how far an other-language cosine is lifted, and
-  how much of a cross-language cosine is measured against the translated question (rag.judging.scales).
+  how much of a cross-language cosine is measured against the translated question (rag.judging.scales);
+* `quotes`: the margins of the quotes' ordering steps (rag.judging.extractive, rag.judging.negation).
 
-The gate takes a `Calibration` (`GateConfig.from_calibration`); the near-miss and scale modules read the
-default one's values once, at import, as their module constants.
+The gate takes a `Calibration` (`GateConfig.from_calibration`); the near-miss, scale and quote modules read
+the default one's values once, at import, as their module constants. (The sentence scoring's weights in
+rag.judging.evidence are not here yet.)
 """
 
 from __future__ import annotations
@@ -70,6 +72,16 @@ class NearMissCalibration:
 
 
 @dataclass(frozen=True)
+class QuotesCalibration:
+    runner_up_margin: float  # a runner-up of the best sentence's section quoted within this of its score
+    apart: float  # ... of another section, when its cosine is this close to the best one's
+    across: float  # the other language's best quoted next when it scores this close
+    own_words: float  # ... an asker's-language unit whose gate failed, when it holds this share of the key words
+    sounds_alike: float  # an other-language unit translating less than this share is no second answer
+    as_close: float  # a denial, or the kind of answer asked, leads when it scores this close to the best
+
+
+@dataclass(frozen=True)
 class ScalesCalibration:
     anchors: Mapping[Pair, Mapping[str, tuple[float, float]]]  # level -> (unrelated median, answerable median)
     lift: Mapping[Pair, Mapping[str, float]]  # level -> share of the way to the passage language's scale
@@ -82,6 +94,7 @@ class Calibration:
     gate: GateCalibration
     near_miss: NearMissCalibration
     scales: ScalesCalibration
+    quotes: QuotesCalibration
     source: Path | None = field(default=None, compare=False)  # the file it was read from
 
     @classmethod
@@ -90,7 +103,7 @@ class Calibration:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: Path | None = None) -> Calibration:
-        gate, near, scales = data["gate"], data["near_miss"], data["scales"]
+        gate, near, scales, quotes = data["gate"], data["near_miss"], data["scales"], data["quotes"]
         models = {lang: AnswerabilityModel(dict(m["weights"]), float(m["bias"]), float(m.get("threshold", 0.0)))
                   for lang, m in gate["models"].items()}
         return cls(
@@ -116,6 +129,8 @@ class Calibration:
                 translated_dense=MappingProxyType({lang: float(v["value"])
                                                    for lang, v in scales["translated_dense"].items()}),
             ),
+            quotes=QuotesCalibration(**{name: float(quotes[name]["value"]) for name in (
+                "runner_up_margin", "apart", "across", "own_words", "sounds_alike", "as_close")}),
             source=source,
         )
 

@@ -4,6 +4,7 @@ scripts, shipped with the package and covered by the code version that keys the 
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import json
 import os
 import random
@@ -17,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
+import rag.judging.extractive as extractive
 import rag.judging.gate as gate_module
+import rag.judging.negation as negation
 import rag.judging.near_miss as near_miss
 import rag.judging.qualifiers as qualifiers
 import rag.judging.scales as scales
@@ -49,6 +52,8 @@ def test_the_judging_modules_read_the_shipped_calibration():
     assert scales.ANCHORS[("zh", "en")]["dense"] == fitted.scales.anchors[("zh", "en")]["dense"] == (0.773, 0.8117)
     assert scales.LIFT[("zh", "en")] == {"dense": 0.75, "sentence": 0.5} and scales.TRANSLATED_DENSE == {"en": 0.6}
     assert (near_miss.SAME_WORD, near_miss.RELATED_TERM, qualifiers.SPELLED_ALIKE) == (0.92, 0.82, 0.85)
+    assert (extractive.APART, extractive.ACROSS, negation.AS_CLOSE) == (0.01, 0.05, fitted.quotes.as_close)
+    assert inspect.signature(extractive.choose_quotes).parameters["margin"].default == fitted.quotes.runner_up_margin
     with pytest.raises(FrozenInstanceError):
         fitted.version = 2  # type: ignore[misc]
 
@@ -66,8 +71,8 @@ def test_every_value_says_where_it_was_fitted():
             for child in node:
                 yield from values(child, path)
 
-    found = list(values({k: data[k] for k in ("gate", "near_miss", "scales")}))
-    assert len(found) >= 20
+    found = list(values({k: data[k] for k in ("gate", "near_miss", "scales", "quotes")}))
+    assert len(found) >= 26
     for path, node in found:
         assert node["fitted"]["script"] and node["fitted"]["data"], path
 
