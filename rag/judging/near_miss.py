@@ -11,6 +11,7 @@ the gate's `missing_names`; single Chinese characters are too ambiguous to count
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -18,10 +19,11 @@ from rag.bilingual import chinese_for, first_sense, kind_of, senses, translation
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.judging import calibration
-from rag.judging.qualifiers import absent_qualifiers
+from rag.judging.qualifiers import absent_qualifiers, doer_of
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
+from rag.text import sentence_spans
 from rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -135,6 +137,20 @@ def _vocabulary(units: list[ScoredUnit], sources: list[Chunk], language: str) ->
     return list(seen)
 
 
+def _setting_the_scene(question: str, word: str) -> bool:
+    """Whether `word` is said only in a sentence of the question that tells the asker's situation before the
+    sentence that asks ("My wife and I are adopting a baby. How long can I stay home?"): what is asked is
+    the question sentence's, and the knowledge base not writing "wife" says nothing of whether it answers.
+    A name, a year or a version there still scopes the question ("I work in Texas. …": rag.judging.qualifiers
+    judges those wherever they stand)."""
+    sentences = [question[a:b].strip() for a, b in sentence_spans(question, clauses=False)]
+    asking = [s for s in sentences if s.endswith(("?", "？"))]
+    if not asking or len(asking) == len(sentences):
+        return False
+    tokens = set(tokenize(word))
+    return bool(tokens) and not any(tokens & set(tokenize(s)) for s in asking)
+
+
 def _missing_words(question: str, language: str, question_terms: list[str], sources: list[Chunk],
                    languages: list[str], units: list[ScoredUnit], idf: Idf,
                    terms: TermSimilarity | None, paraphrased: bool = False) -> tuple[str, ...]:
@@ -159,7 +175,8 @@ def _missing_words(question: str, language: str, question_terms: list[str], sour
     own = [u for u in units if languages[u.unit.source] == language]  # what a sentence of this language says
     matched = not across and max(u.cosine for u in own) >= below
     if matched and language != "en":
-        return _absent_in_both(question, language, languages, sources, idf)
+        return tuple(w for w in _absent_in_both(question, language, languages, sources, idf)
+                     if not _setting_the_scene(question, w))
     if matched and (paraphrased or not _said_little(question, language, own)):
         return ()  # a sentence matches the question well, and says what it is about
     present = _words_of(sources)
@@ -181,7 +198,8 @@ def _missing_words(question: str, language: str, question_terms: list[str], sour
             surfaces = _untranslated_only(question, language, surfaces, present, idf, rare)
     asked = asks if is_known(language) else stop_words(language).__contains__
     surfaces = [w for w in surfaces if not asked(w.lower()) and _a_word(w)
-                and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources)]
+                and can_name_a_topic(w, language, question) and not _cut_across(question, w, sources)
+                and not _setting_the_scene(question, w)]
     if not is_known(language):
         # Its word cosines were never calibrated (the German handbook's "Jobticket", "Weihnachtsgeld" and
         # "Betriebsrente" relate to its BahnCard and allowance rules above the bar): its words as they stand.
@@ -369,7 +387,7 @@ def _known_in(present: set[str], idf: Idf, rare: float, language: str) -> Callab
 
     def known(token: str, weight: float) -> bool:
         return (token in present or weight < rare - 1e-9 or (len(token) >= 5 and token[:5] in stems)
-                or token in kinds or _derived_known(token, idf, rare))
+                or token in kinds or _derived_known(token, idf, rare) or doer_of(token) in present)
 
     return known
 
@@ -388,13 +406,19 @@ def _chinese(word: str) -> tuple[str, ...]:
     return tuple(w for _, found in chinese_for(word) for w in found)
 
 
+def _unaccented(sense: str) -> str:
+    """A dictionary sense without the accents of its Latin letters: the dictionary writes "résumé", a
+    handbook "resume"."""
+    return "".join(c for c in unicodedata.normalize("NFKD", sense) if not unicodedata.combining(c))
+
+
 def _untranslated(found: tuple[str, ...], idf: Idf, known: Callable[[str, float], bool]) -> bool:
     """Whether the knowledge base uses none of a word's translations `found` (False when there are none:
     a function word, "those", "other", leaves nothing to look for). A verb that means little on its own and
     its object are known by the object too: 出国 "go abroad" where the travel rules say "trips abroad", 生病
     "fall ill" where the leave policy says "if you are ill"."""
     objects = (light_verbs_object(sense) for sense in found)
-    translated = [t for t in (tokenize(sense) for sense in (*found, *filter(None, objects))) if t]
+    translated = [t for t in (tokenize(_unaccented(sense)) for sense in (*found, *filter(None, objects))) if t]
     if not translated:
         return False
     weights = idf(sorted({t for sense in translated for t in sense}))

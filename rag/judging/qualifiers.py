@@ -143,5 +143,12 @@ def _untranslated(question: str, language: str, qualifier: str, idf: Idf, rare: 
     if not found:
         return latin_names and bool(_LATIN_NAME.search(qualifier))
     tokens = sorted({t for f in found for t in tokenize(f)})
+    tokens += sorted({doer_of(t) for t in tokens} - {""})
     weights = idf(tokens) if tokens else {}
     return not any(w < rare for w in weights.values())
+
+
+def doer_of(token: str) -> str:
+    """The word an English agent noun is made from, as the stemmer keeps it ("hacker": "hack", where the
+    handbook's "Hack Week" is the dictionary's 黑客周), else ""; at least four letters ("user" is no "us")."""
+    return token[:-2] if token.endswith("er") and len(token) >= 6 and token.isascii() else ""

@@ -55,3 +55,48 @@ def test_a_place_or_year_the_handbook_writes_is_no_near_miss(handbook, question)
     answer = ask(handbook, question)
     assert not answer.refused, answer.refusal_reason
     assert answer.text.splitlines()[0] in HEADERS.values(), answer.text
+
+
+@pytest.mark.parametrize("question, language, quoted", [
+    ("My wife is pregnant with twins. How many weeks of leave do I get when the baby comes?", "en", "weeks"),
+    ("We just moved house and my commute is longer now. Can I work from home?", "en", "home"),
+    ("我老婆怀孕了。陪产假有几天？", "zh", "陪产假"),
+])
+def test_a_word_that_only_tells_the_askers_situation_is_no_near_miss(handbook, question, language, quoted):
+    """The sentence before the question tells the asker's situation; what is asked is the question sentence's.
+    "The knowledge base does not mention "wife", "pregnant", "twins"" opened the leave rule that answers."""
+    answer = ask(handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS[language], answer.text
+    assert quoted in quotes(answer)[0]
+
+
+def test_a_place_told_with_the_situation_is_still_a_near_miss(handbook):
+    """A name in that sentence scopes the question: the handbook's holidays are Shanghai's and Lisbon's."""
+    answer = ask(handbook, "I work from our Berlin office. Is Christmas a holiday there?")
+    assert answer.refused or answer.text.splitlines()[0] == NEAR_MISS["en"].format(terms='"Berlin"'), answer.text
+
+
+@pytest.fixture(scope="module")
+def engineering_handbook(shared_data_dir, tmp_path_factory):
+    """A small English handbook: hiring and hack weeks, in its own words."""
+    from tests.conftest import built_index
+
+    folder = tmp_path_factory.mktemp("engineering-handbook")
+    (folder / "hiring.md").write_text(
+        "# Hiring\n\n## Applications\n\nWhen a candidate sends us a resume, we reply within five business days, "
+        "whether or not we invite them to interview.\n", encoding="utf-8")
+    (folder / "hack-weeks.md").write_text(
+        "# Hack Weeks\n\nTwice a year the whole team stops regular work for a Hack Week. Project teams have at "
+        "most four people, and every team demos its project on the Friday.\n", encoding="utf-8")
+    return built_index(shared_data_dir, tmp_path_factory, "engineering-handbook-index", [folder])
+
+
+@pytest.mark.parametrize("question, quoted", [
+    ("简历投了以后几天内回复？", "five business days"),  # the dictionary's "résumé"
+    ("黑客周一个项目最多几个人？", "at most four people"),  # its "hacker", the handbook's "Hack Week"
+])
+def test_a_word_the_handbook_writes_in_a_form_of_its_translation_is_no_near_miss(engineering_handbook, question,
+                                                                                    quoted):
+    answer = ask(engineering_handbook, question)
+    assert answer.text.splitlines()[0] == HEADERS["zh"], answer.text
+    assert quoted in answer.text
