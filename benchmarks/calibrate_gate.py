@@ -2,7 +2,11 @@
 unanswerable questions, and report refusal / false-refusal rates on a held-out half.
 
     .venv/bin/python benchmarks/calibrate_gate.py --data-dir DATA_DIR [--max-false-refusal 0.05]
-        [--sets lawref,squad2] [--reuse-signals]
+        [--sets lawref,squad2] [--reuse-signals] [--write]
+
+With --write, each set's model and passage-cosine threshold go into rag/judging/calibration.json (the gate's
+per-language AnswerabilityModel and threshold, with what they were fitted on; rag.judging.calibration),
+which the gate reads: no number is copied into code by hand.
 
 Question sets:
   lawref: refusal.jsonl (unanswerable once the 9 files of refusal-exclude.txt are left out of the index)
@@ -38,8 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
+from rag.answering.meaning import IndexedMeaning  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
+from rag.judging import calibration  # noqa: E402
+from rag.judging.calibration import fitted  # noqa: E402
 from rag.judging.evidence import gather_evidence  # noqa: E402
 from rag.judging.gate import GateConfig, best_dense, lexical_coverage  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
@@ -63,9 +70,9 @@ def signals(kb: KnowledgeBase, questions, top_n: int) -> list[dict]:
         found = asyncio.run(finder.find(q.question, None, snapshot.version))
         top = found.hits[:top_n]
         began = time.perf_counter()
+        meaning = IndexedMeaning(finder.vectors, snapshot.version, snapshot)
         evidence = gather_evidence(q.question, [h.chunk for h in top], snapshot.lexical.idf,
-                                   pipeline.evidence.similarity(q.question, snapshot.version),
-                                   terms=pipeline.evidence.term_similarity(snapshot.version))
+                                   meaning.similarity(q.question), terms=meaning.terms())
         took = (time.perf_counter() - began) * 1000
         dense, _, _ = best_dense(detect_language(q.question), top)
         rows.append({"id": q.id, "answerable": q.answerable, "dense": dense,
@@ -199,6 +206,58 @@ def calibrate(rows: list[dict], names: tuple[str, ...], max_false: float) -> dic
     }
 
 
+SET_LANGUAGE = {"lawref": "zh", "squad2": "en"}
+SET_DATA = {
+    "lawref": "../shared/datasets/lawref: questions.jsonl (answerable) and refusal.jsonl",
+    "squad2": "../shared/datasets/squad2: questions.jsonl (answerable and unanswerable)",
+}
+
+
+def report_for(name: str, rows: list[dict], max_false: float) -> dict:
+    """What the script fits and measures on one set's signal rows."""
+    chosen, candidates = choose_signals(rows, max_false)
+    return {
+        "language": SET_LANGUAGE[name],
+        "answerable": sum(r["answerable"] for r in rows),
+        "unanswerable": sum(not r["answerable"] for r in rows),
+        "evidence_ms_p50": round(statistics.median(r["evidence_ms"] for r in rows), 2),
+        "model": calibrate(rows, chosen, max_false),
+        "cross_validated_candidates": candidates,
+        "dense_only": calibrate(rows, ("dense",), max_false),
+        "single_signal_auc_holdout": {n: calibrate(rows, (n,), max_false)["auc_holdout"] for n in SIGNALS},
+    }
+
+
+def calibration_updates(results: dict) -> dict[tuple[str, ...], object]:
+    """The values of rag/judging/calibration.json these results set: per set's language, the answerability
+    model (its non-zero weights; the threshold folded into the bias) and the passage cosine's threshold (the
+    dense-only rule), each with what it was fitted on."""
+    updates: dict[tuple[str, ...], object] = {}
+    budget = results["max_false_refusal"]
+    for name, report in results["sets"].items():
+        language, model, dense = report["language"], report["model"], report["dense_only"]
+        data = (f"{SET_DATA.get(name, name)}, calibration half by a hash of the id, at most {budget:.0%} false "
+                f"refusals there")
+        held = model["holdout"]
+        updates[("gate", "models", language)] = {
+            "weights": {n: w for n, w in model["weights"].items() if w != 0.0},
+            "bias": model["bias"],
+            "threshold": 0.0,
+            "fitted": fitted("benchmarks/calibrate_gate.py",
+                             f"{data}; held out: refuses {held['refusal_rate']:.1%} of the unanswerable with "
+                             f"{held['false_refusal_rate']:.1%} false refusals",
+                             f"benchmarks/results/calibrate_gate.json sets.{name}.model"),
+        }
+        weight = dense["weights"]["dense"]
+        if weight > 0:
+            updates[("gate", "threshold", language)] = {
+                "value": round(-dense["bias"] / weight, 4),
+                "fitted": fitted("benchmarks/calibrate_gate.py", f"{data}: the passage cosine alone",
+                                 f"benchmarks/results/calibrate_gate.json sets.{name}.dense_only"),
+            }
+    return updates
+
+
 def load_sets(args, settings: Settings) -> list[tuple[str, KnowledgeBase, list]]:
     wanted = set(args.sets.split(","))
     sets = []
@@ -231,6 +290,8 @@ def main() -> None:
     parser.add_argument("--sets", default="lawref,squad2", help="which question sets to use")
     parser.add_argument("--reuse-signals", action="store_true",
                         help="refit on the gate-signals-*.jsonl a previous run left in DATA_DIR")
+    parser.add_argument("--write", action="store_true",
+                        help="write the fitted models and thresholds into rag/judging/calibration.json")
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, _env_file=None)
     top_n = GateConfig().top_n
@@ -243,21 +304,13 @@ def main() -> None:
             print(f"{name}: computing signals for {len(questions)} questions", flush=True)
             rows = signals(kb, questions, top_n)
             saved.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        chosen, candidates = choose_signals(rows, args.max_false_refusal)
-        report = {
-            "language": "zh" if name == "lawref" else "en",
-            "answerable": sum(r["answerable"] for r in rows),
-            "unanswerable": sum(not r["answerable"] for r in rows),
-            "evidence_ms_p50": round(statistics.median(r["evidence_ms"] for r in rows), 2),
-            "model": calibrate(rows, chosen, args.max_false_refusal),
-            "cross_validated_candidates": candidates,
-            "dense_only": calibrate(rows, ("dense",), args.max_false_refusal),
-            "single_signal_auc_holdout": {
-                n: calibrate(rows, (n,), args.max_false_refusal)["auc_holdout"] for n in SIGNALS},
-        }
+        report = report_for(name, rows, args.max_false_refusal)
         results["sets"][name] = report
         print(name, json.dumps({k: report[k] for k in ("model", "dense_only")}), flush=True)
     save("calibrate_gate", results)
+    if args.write:
+        written = calibration.write(calibration_updates(results))
+        print(f"wrote {written.source} (version {written.version})", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """The anchors of each language pair's cosine scale (rag.judging.scales.ANCHORS) on real questions.
 
-    .venv/bin/python benchmarks/calibrate_pairs.py --data-dir DATA_DIR
+    .venv/bin/python benchmarks/calibrate_pairs.py --data-dir DATA_DIR [--write]
+
+With --write, the anchors go into rag/judging/calibration.json (`scales.anchors`, with what each pair was
+measured on), which rag.judging.scales reads.
 
 A question and a passage in different languages score lower than in one language, and closer together:
 related and unrelated passages are less far apart. So a cross-language cosine `s` is mapped to
@@ -34,8 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import rag.judging.scales  # noqa: E402
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save  # noqa: E402
+from rag.answering.meaning import IndexedMeaning  # noqa: E402
 from rag.config import Settings  # noqa: E402
+from rag.judging import calibration  # noqa: E402
+from rag.judging.calibration import fitted  # noqa: E402
 from rag.judging.evidence import gather_evidence  # noqa: E402
+from rag.languages import detect_language  # noqa: E402
 
 SAMPLE = 60  # questions per kind and pair (all when a set has fewer)
 LEVELS = ("dense", "sentence")
@@ -71,9 +78,10 @@ def raw_signals(kb: KnowledgeBase, questions: list[str]) -> list[dict[str, float
     for question in questions:
         found = asyncio.run(pipeline.finder.find(question, None, snapshot.version))
         top = found.hits[:5]
+        meaning = IndexedMeaning(pipeline.finder.vectors, snapshot.version, snapshot)
         evidence = gather_evidence(question, [h.chunk for h in top], snapshot.lexical.idf,
-                                   pipeline.evidence.similarity(question, snapshot.version),
-                                   translated=pipeline.evidence.translated(question, snapshot.version))
+                                   meaning.similarity(question),
+                                   translated=meaning.translated(question, detect_language(question)))
         out.append({"dense": max((h.scores.get("dense", 0.0) for h in top), default=0.0),
                     "sentence": evidence.signals["sentence"]})
     return out
@@ -90,9 +98,33 @@ def line(cross: tuple[float, float], same: tuple[float, float]) -> tuple[float, 
     return round(a, 4), round(su - a * cu, 4)
 
 
+PAIR_DATA = {
+    "zh>en": "squad2/questions-zh (answerable) and lawref questions (unrelated) against squad2/docs",
+    "en>en": "squad2 answerable and lawref/questions-en (unrelated) against squad2/docs",
+    "en>zh": ("lawref/questions-en (answerable) and squad2 questions (unrelated) against all of lawref, measured "
+              "partly against the translated question"),
+    "zh>zh": "lawref questions (answerable) and squad2/questions-zh (unrelated) against all of lawref",
+}
+
+
+def calibration_updates(results: dict) -> dict[tuple[str, ...], object]:
+    """The anchors of rag/judging/calibration.json these results set: per language pair and level, the
+    medians of the unrelated and the answerable questions' best cosine, with what they were measured on."""
+    updates: dict[tuple[str, ...], object] = {}
+    for pair, levels in results["anchors_unrelated_answerable"].items():
+        counts = results.get("questions", {}).get(pair, {})
+        data = f"{PAIR_DATA.get(pair, pair)}; questions: {json.dumps(counts)}"
+        updates[("scales", "anchors", pair)] = {
+            **{level: list(levels[level]) for level in LEVELS},
+            "fitted": fitted("benchmarks/calibrate_pairs.py", data, "benchmarks/results/calibrate_pairs.json"),
+        }
+    return updates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--write", action="store_true", help="write the anchors into rag/judging/calibration.json")
     args = parser.parse_args()
     rag.judging.scales.ANCHORS = {}  # measure the raw cosines
     seed_work_cache(args.data_dir)
@@ -123,6 +155,9 @@ def main() -> None:
                "questions": {p: {k: len(v) for k, v in m.items()} for p, m in measured.items()}}
     print(json.dumps(results, indent=1), flush=True)
     save("calibrate_pairs", results)
+    if args.write:
+        written = calibration.write(calibration_updates(results))
+        print(f"wrote {written.source} (version {written.version})", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag import user_dirs
 from rag.chunking import ChunkingConfig
-from rag.judging.gate import COVERAGE_WEIGHT, THRESHOLD_EN, THRESHOLD_ZH
+from rag.judging.gate import COVERAGE_WEIGHT, MIN_RERANK_SCORE, THRESHOLD_EN, THRESHOLD_ZH
 from rag.redaction import redact
 
 
@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     history_chars: int = 1500  # each earlier question and answer is cut to this length
     top_k: int = 5
     candidates: int = 50
-    gate_min_rerank_score: float = 0.35
+    gate_min_rerank_score: float = MIN_RERANK_SCORE  # (rag/judging/calibration.json)
     gate_dense_weight: float = 1.0
     gate_coverage_weight: float = COVERAGE_WEIGHT
     gate_threshold_zh: float = THRESHOLD_ZH

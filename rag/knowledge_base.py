@@ -335,6 +335,7 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
     from rag import bilingual, languages, lexical
     from rag.candidates import CandidateFinder
+    from rag.judging import calibration
     from rag.judging.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
     from rag.models.rerank import make_reranker
@@ -351,7 +352,9 @@ def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     rewrite_endpoint = _endpoint(s.rewrite_base_url, s.rewrite_model, s.rewrite_api_key, s.rewrite_timeout, "rewrite")
     answer_endpoint = _endpoint(s.answer_base_url, s.answer_model, s.answer_api_key, s.answer_timeout, "answer",
                                 s.answer_first_token_timeout)
-    gate = EvidenceGate(GateConfig(
+    # The fitted gate (rag/judging/calibration.json), with what the settings override
+    gate = EvidenceGate(GateConfig.from_calibration(
+        calibration.default(),
         min_rerank_score=s.gate_min_rerank_score, dense_weight=s.gate_dense_weight,
         coverage_weight=s.gate_coverage_weight,
         threshold_zh=s.gate_threshold if s.gate_threshold is not None else s.gate_threshold_zh,

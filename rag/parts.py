@@ -36,6 +36,7 @@ from rag.judging.negation import QUESTION_WORDS, QUESTION_WORDS_ZH
 from rag.synonyms import is_key
 
 if TYPE_CHECKING:
+    from rag.judging.analysis import QuestionAnalysis
     from rag.judging.evidence import Evidence
     from rag.judging.gate import GateDecision
     from rag.judging.quotable import Unit
@@ -112,6 +113,7 @@ class AnsweredPart:
     evidence: Evidence
     passages: list[Hit] = field(default_factory=list)
     decision: GateDecision | None = None
+    analysis: QuestionAnalysis | None = None  # its query as rag.judging.analysis read it
 
     @property
     def supported(self) -> bool:

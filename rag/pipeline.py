@@ -1,8 +1,9 @@
 """Question → cited answer: the stages of rag.answering, run in order over one AnswerContext.
 
 rewrite → retrieve → fuse → rerank → feedback look-up (rag.candidates) → pool, the demotions applied to every
-draw (rag.pools) → parts (each ask's own passages, when a question asks more than one thing) → evidence → gate →
-generate or extract → cite. Each stage is a small component with typed inputs and outputs; this module only
+draw (rag.pools) → parts (each ask's own passages, when a question asks more than one thing) → judge (the
+question analysed once; its sentence evidence, near-miss terms, gate decision and, without an answer model, the
+quotes: rag.judging.judge) → generate or extract → cite. Each stage is a small component with typed inputs and outputs; this module only
 runs them.
 
 The threading rule: the synchronous stages of one answer run one after another in one worker thread of that
@@ -20,12 +21,12 @@ from dataclasses import dataclass
 from cache import Cache
 from rag.answering.cite import Cite, CitedStream
 from rag.answering.context import AnswerContext, ms
-from rag.answering.evidence import GatherEvidence
 from rag.answering.extract import Extract
-from rag.answering.gate import Gate, Refusal
 from rag.answering.generate import UNAVAILABLE, Generate
+from rag.answering.judge import JudgeStage
 from rag.answering.parts import PartPassages
 from rag.answering.pool import Pool
+from rag.answering.refuse import Refusal, Refuse
 from rag.answering.rewrite import Rewrite
 from rag.answering.worker import Worker
 from rag.candidates import CandidateFinder
@@ -93,14 +94,14 @@ class AnswerPipeline:
     ) -> None:
         self.finder = finder
         self.cache = cache
-        self.gate = gate
         self.rewriter = rewriter
         self.answer_chat_model = answer_chat_model
         self.config = config or PipelineConfig()
         self.rewrite = Rewrite(rewriter, cache, self.config.rewrite_ttl) if rewriter is not None else None
         self.pool = Pool(finder.vectors, self.config.top_k)
         self.parts = PartPassages(finder)
-        self.evidence = GatherEvidence(finder.vectors, self.config.top_k)
+        self.judging = JudgeStage(gate, finder.vectors, self.config.top_k)
+        self.refuse = Refuse()
         self.generate = (Generate(answer_chat_model, self.config.max_answer_tokens)
                          if answer_chat_model is not None else None)
         self.extract = Extract()
@@ -108,11 +109,11 @@ class AnswerPipeline:
 
     @property
     def gate(self) -> EvidenceGate:
-        return self._gate.gate
+        return self.judging.judge.gate
 
     @gate.setter
     def gate(self, gate: EvidenceGate) -> None:
-        self._gate = Gate(gate)
+        self.judging.judge.gate = gate
 
     @property
     def _fusion_name(self) -> str:
@@ -146,7 +147,7 @@ class AnswerPipeline:
             await worker.run(self._judge, ctx)
             ctx.timings["before_answer_model"] = ms(ctx.began)
             if not ctx.decision.answer:
-                refusal = await worker.run(self._gate.refusal, ctx)
+                refusal = await worker.run(self.refuse.run, ctx)
                 yield refusal.text
                 ctx.timings["total"] = ms(ctx.began)
                 yield self._refused(ctx, refusal)
@@ -182,16 +183,10 @@ class AnswerPipeline:
         return lookup.rewritten
 
     def _judge(self, ctx: AnswerContext) -> None:
-        """Pool, evidence and gate stages (and the quotes of an extractive answer). In the worker."""
-        extractive = self.generate is None
+        """Pool, parts and judge stages (the quotes too, of an extractive answer). In the worker."""
         ctx.candidates, ctx.sources = self.pool.run(ctx)
         self.parts.run(ctx)
-        if self._gate.wants_evidence(ctx, extractive):
-            ctx.evidence = self.evidence.run(ctx)
-        ctx.decision = self._gate.run(ctx)
-        if extractive and ctx.decision.answer:
-            ctx.quotes = self.extract.choose(ctx)
-            ctx.decision = self.extract.confirm(ctx, ctx.decision)
+        self.judging.run(ctx, extractive=self.generate is None)
 
     async def _text(self, ctx: AnswerContext, worker: Worker) -> AsyncIterator[str]:
         """The generate stage's deltas; the extract stage's lines without a model, or when it failed before
@@ -212,9 +207,7 @@ class AnswerPipeline:
     def _quote(self, ctx: AnswerContext) -> None:
         """The quotes that stand in for a failed answer model (the evidence first, if the gate did not need
         it). In the worker."""
-        if ctx.evidence is None:
-            ctx.evidence = self.evidence.run(ctx)
-        ctx.quotes = self.extract.choose(ctx)
+        self.judging.stand_in(ctx)
 
     def _refused(self, ctx: AnswerContext, refusal: Refusal) -> Answer:
         return Answer(text=refusal.text, citations=[], refused=True, mode="refused", sources=refusal.related,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
 from rag.citations import NOT_IN_SOURCES, CitationCheck, MarkerRewriter, finalize
-from rag.languages import answer_language, detect_language
+from rag.languages import answer_language
 from rag.links import LinkFilter, keep_cited, source_urls
 from rag.prompt import REFUSALS
 from rag.support import SupportScorer
@@ -57,7 +57,7 @@ class Cite:
         """Blocking: the embedded model (a sentence against the passages, across languages) and its caches.
         Quotes cite themselves: only a generated answer's sentences are checked."""
         began = time.perf_counter()
-        refusal = REFUSALS[detect_language(ctx.question)]
+        refusal = REFUSALS[ctx.analysed().language]
         text = streamed.text
         note = NOT_IN_SOURCES[answer_language(ctx.question, text)]
         check = finalize(text, ctx.sources, streamed.markers.order, refusal=refusal,

@@ -5,8 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from rag.judging import analysis as question_analysis
+from rag.judging.analysis import QuestionAnalysis
 from rag.judging.evidence import Evidence
 from rag.judging.gate import GateDecision
+from rag.judging.judge import Judgement
 from rag.index.search_index import SearchIndex
 from rag.lexical import Idf
 from rag.parts import Part
@@ -40,7 +43,7 @@ class Candidates:
 @dataclass
 class AnswerContext:
     """One question on its way to an answer. The inputs are set when it starts; each stage adds its output
-    (`rewritten` … `quotes`) and may record how long it took, a notice for the asker and a model failure."""
+    (`rewritten` … `judgement`) and may record how long it took, a notice for the asker and a model failure."""
 
     question: str
     history: list[tuple[str, str]] = field(default_factory=list)
@@ -55,12 +58,38 @@ class AnswerContext:
     rewritten: str | None = None
     candidates: Candidates | None = None
     sources: list[Chunk] = field(default_factory=list)  # the passages the answer is made from
-    evidence: Evidence | None = None
-    decision: GateDecision | None = None
-    quotes: list[list[Unit]] | None = None  # the excerpts an extractive answer quotes
     parts: list[Part] = field(default_factory=list)  # the asks of a question that asks more than one thing
     asked_sources: int | None = None  # how many of `sources` the question found (then each ask's own joined)
-    unanswered: list[Part] = field(default_factory=list)  # the asks of the question no passage answers
+    analysis: QuestionAnalysis | None = None  # the question as judging reads it (`analysed`)
+    # The evidence, the near-miss terms, the gate's decision and the quotes (rag.judging.judge)
+    judgement: Judgement | None = None
+
+    def analysed(self) -> QuestionAnalysis:
+        """The question (and its rewrite) analysed once, with the index's term weights: the first call
+        analyses it, the later ones read that (a new rewrite is analysed afresh)."""
+        if self.analysis is None or (self.analysis.text, self.analysis.rewritten) != (self.question, self.rewritten):
+            if self.idf is None:
+                raise RuntimeError("the answer's index is not loaded yet")
+            self.analysis = question_analysis.analyse(self.question, self.rewritten, self.idf)
+        return self.analysis
+
+    @property
+    def evidence(self) -> Evidence | None:
+        return self.judgement.evidence if self.judgement is not None else None
+
+    @property
+    def decision(self) -> GateDecision | None:
+        return self.judgement.decision if self.judgement is not None else None
+
+    @property
+    def quotes(self) -> list[list[Unit]] | None:
+        """The excerpts an extractive answer quotes."""
+        return self.judgement.quotes if self.judgement is not None else None
+
+    @property
+    def unanswered(self) -> list[Part]:
+        """The asks of the question no passage answers."""
+        return self.judgement.unanswered if self.judgement is not None else []
 
     @property
     def question_sources(self) -> list[Chunk]:

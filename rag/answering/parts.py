@@ -11,7 +11,6 @@ import time
 
 from rag.answering.context import AnswerContext
 from rag.answering.reorder import feedback_ranked
-from rag.languages import detect_language
 from rag.parts import question_parts
 
 # Each ask's best passages joined to the answer's: as many as the other language's (rag.pools.OTHER_LANGUAGE)
@@ -26,7 +25,7 @@ class PartPassages:
     def run(self, ctx: AnswerContext) -> None:
         """Blocking: the embedded model, the index and the candidate cache. Sets `ctx.parts` and, after the
         answer's passages, those of each ask that are not among them."""
-        ctx.parts = question_parts(ctx.question, detect_language(ctx.question))
+        ctx.parts = question_parts(ctx.question, ctx.analysed().language)
         ctx.asked_sources = len(ctx.sources)
         if not ctx.parts or not ctx.sources:
             return

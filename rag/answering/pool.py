@@ -11,7 +11,6 @@ from rag.answering.context import AnswerContext, Candidates
 from rag.answering.reorder import ordered_as
 from rag.answering.vectors import Vectors
 from rag.judging.evidence import GENERAL_QUESTIONS
-from rag.languages import detect_language
 from rag.pools import draws, joined
 from rag.types import Chunk
 
@@ -25,7 +24,7 @@ class Pool:
         """The candidates as feedback ranks them, and the answer's passages. Blocking: the index's vectors,
         and the embedded model for topic-free questions (cached)."""
         began = time.perf_counter()
-        language = detect_language(ctx.question)
+        language = ctx.analysed().language
         index = ctx.index
 
         def general() -> np.ndarray:  # in a language without its own topic-free questions, English's

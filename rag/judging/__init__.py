@@ -1,8 +1,18 @@
 """Judging: from the question and its candidate passages to the decision — answer or refuse — and, for an
 answer without a model, the quotes. Retrieval (rag.retrieval, rag.candidates, rag.pools) finds the
-passages; answering (rag.pipeline and its stages in rag.answering) runs this and streams what it decides.
+passages; answering (rag.pipeline, its judge stage rag.answering.judge) calls this and streams what it decides.
 
-What it computes, in order, and where:
+The interface:
+
+* `analysis.analyse(question, rewritten, idf)` → `QuestionAnalysis`, the question read once: language,
+  tokens, IDF weights, key words, names, the kind of answer asked, whether it asks what is not so or for code;
+* `judge.Judge(gate).judge(analysis, passages, meaning, extractive=...)` → `Judgement`: the evidence, the
+  near-miss terms, the gate's decision with typed `Signals`, and the quotes when an extractive answer is wanted
+  (`passages`: what the answer's stages found; `meaning`: the embedded model bound to the index);
+* `calibration.Calibration`, the fitted numbers, read from calibration.json (each with the script and data it
+  was fitted on; the fit scripts write it with --write).
+
+What the judge computes, in order, and where:
 
 * the sentence evidence (`evidence.gather_evidence` → `Evidence` of `ScoredUnit`s): every quotable unit of
   the passages (`quotable`: a sentence, a list item, a table row, a code block) scored by meaning on one
@@ -15,6 +25,5 @@ What it computes, in order, and where:
   (`answer_kind`), a question about what is not so (`negation`), a section the question names (`sections`),
   the rule before its exception, the asker's own language first — and rendered with their intros.
 
-Every threshold and weight lives beside the code that reads it, with the data it was chosen on;
 benchmarks/ablation.py measures what each step is worth on the held-out corpora (BENCHMARKS.md).
 """

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from rag.judging.answer_kind import asked_kind, kind_first
+from rag.judging.analysis import QuestionAnalysis, analyse
+from rag.judging.answer_kind import kind_first
 from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
-from rag.languages import detect_language, is_known, passage_language
+from rag.languages import is_known, passage_language
 from rag.lexical import Idf, tokenize
 from rag.judging.near_miss import TermSimilarity, embedded_text, missing_terms, question_names
-from rag.judging.negation import AS_CLOSE, asks_what_is_not, denial_first
+from rag.judging.negation import AS_CLOSE, denial_first
 from rag.judging.quotable import ARTICLE, Unit, quotable_units
 from rag.judging.scales import comparable, measured_across, on_passage_scale
 from rag.judging.sections import NUMBERING, named_section
-from rag.synonyms import is_key, synonyms
 from rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -161,20 +161,25 @@ def gather_evidence(
     terms: TermSimilarity | None = None,
     joined: int = 0,
     translated: Similarity | None = None,
+    analysis: QuestionAnalysis | None = None,
 ) -> Evidence:
     """Score the quotable units of `sources` (best first) against the question (and its rewrite). The
     last `joined` sources are the other language's best passages joined to the top ones (rag.pools): the
-    first `JOINED_UNITS` units of each are scored beside the top passages' shortlist."""
-    question_terms = tokenize(question)
+    first `JOINED_UNITS` units of each are scored beside the top passages' shortlist. `analysis`: the
+    question (and `query`) as rag.judging.analysis read it, when the caller has it."""
+    if analysis is None:
+        analysis = analyse(question, query, idf)
+    elif (analysis.text, analysis.rewritten) != (question, query):
+        raise ValueError("the analysis is of another question")
+    question_terms = list(analysis.tokens)
     # The knowledge base's own words for the question's words it never uses weigh as the question's ("bike":
     # the guide's "bicycle"), each by its own rarity.
-    found_for = synonyms(question, idf)
-    extra = [t for found in found_for.values() for t in found]
-    weights = idf(sorted(set(question_terms + extra + (tokenize(query) if query else []))))
+    found_for = dict(analysis.synonyms)
+    weights = dict(analysis.weights)
     total = sum(weights.values()) or 1.0
-    keys = {t: w for t, w in weights.items() if is_key(t)}
+    keys = dict(analysis.key_weights)
     key_total = sum(keys.values()) or 1.0
-    language = detect_language(question)
+    language = analysis.language
     languages = [passage_language(c) for c in sources]
     first = len(sources) - joined  # the top passages; then the joined ones
     units: list[Unit] = []
@@ -259,11 +264,11 @@ def gather_evidence(
                        lambda s: languages[s.unit.source], lambda s: s.score)
     evidence.opposite = led is None
     evidence.units = led or evidence.units
-    if not asks_what_is_not(question, language):  # (else the sentence that denies leads, as it is)
+    if not analysis.asks_not:  # (else the sentence that denies leads, as it is)
         evidence.units = kind_first(question, language, evidence.units, lambda s: s.unit.matched_text,
                                     lambda s: languages[s.unit.source], lambda s: s.score,
                                     lambda s: s.cosine, lambda s: s.said_under > 0)
-    if not evidence.opposite and asked_kind(question, language) is None:
+    if not evidence.opposite and analysis.kind is None:
         evidence.units = _saying_most_first(evidence.units, languages)
     evidence.units = _named_row_first(evidence.units, sources)
     return evidence

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from rag.judging import calibration
 from rag.judging.answer_kind import asks_for_code
 from rag.bilingual import GLOSSED_LANGUAGE
 from rag.judging.evidence import Evidence, ScoredUnit, gather_evidence
@@ -115,29 +116,32 @@ FROM_OWN_DOCUMENT = ByLanguage({
     "ko": "『{title}』에서:",
 })
 
+# The margins below are in rag/judging/calibration.json (`quotes`), with what each was measured on.
+_FITTED = calibration.default().quotes
+RUNNER_UP_MARGIN = _FITTED.runner_up_margin
 # A runner-up from the best sentence's section (same file, title and headings) is context and quoted
 # within `margin`; one from another section only when its cosine is this close to the best one's: the
 # trip-approval article is not quoted beside the meal-allowance ones (BENCHMARKS.md: runner-up precision).
-APART = 0.01
+APART = _FITTED.apart
 # Where the knowledge base holds both languages, the best sentence of the other language is quoted next
 # (before this language's runner-ups) when it scores this close to the best one: a China office rule and
 # the global one often answer the same question, and the model cannot tell which the asker means (handbook
 # across languages .429 -> .571 of answers holding the gold; .02 / .03 / .05 / .07 measured, BENCHMARKS.md).
-ACROSS = 0.05
+ACROSS = _FITTED.across
 # ... and one in the asker's language whose own gate failed, when it holds this share of the question's key
 # words (rag.judging.evidence.ScoredUnit.said). The same share, with its headings (ScoredUnit.said_under), puts the
 # other language's unit first where the best one in the asker's language says none of them (_said_first).
-OWN_WORDS = 0.5
+OWN_WORDS = _FITTED.own_words
 # ... and one of the other language holding less than this share of the question's words translated, and
 # none of its key words, is no second answer beside one in the asker's language that holds them
 # (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal, rag.judging.gate.TRANSLATED)
-SOUNDS_ALIKE = 0.3
+SOUNDS_ALIKE = _FITTED.sounds_alike
 # A document's title this long or longer, written in a quote, names it (shorter ones are common words)
 MIN_TITLE = 4
 
 
 def choose_quotes(evidence: Evidence, *, max_sentences: int = 3, max_chars: int = 900,
-                  margin: float = 0.08, apart: float = APART, across: float = ACROSS,
+                  margin: float = RUNNER_UP_MARGIN, apart: float = APART, across: float = ACROSS,
                   confirmed: tuple[str, ...] | None = None, asked: str = "", code: bool = True) -> list[list[Unit]]:
     """Excerpts to quote, best first: each a list of consecutive units of one passage, at most
     `max_sentences` sentences in all (a table row counts as one) — except that the best unit is never cut

@@ -16,59 +16,46 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rag.judging import calibration
+from rag.judging.calibration import AnswerabilityModel, Calibration
 from rag.languages import detect_language, is_known, passage_language
 from rag.lexical import tokenize
 from rag.judging.scales import comparable, on_passage_scale, scale_of
 from rag.types import Chunk, Hit
 
 if TYPE_CHECKING:
+    from rag.judging.analysis import QuestionAnalysis
     from rag.judging.evidence import Evidence
 
 
-# Calibrated on ../shared/datasets (benchmarks/calibrate_gate.py → results/calibrate_gate.json): the most
-# refusals of unanswerable questions with at most 5% false refusals — zh on lawref, en on squad2. Coverage
-# did not add separation there (its best weight was 0); it stays a configurable signal.
-COVERAGE_WEIGHT = 0.0
-THRESHOLD_ZH = 0.8824
-THRESHOLD_EN = 0.8138
-
-
-@dataclass(frozen=True)
-class AnswerabilityModel:
-    """`Σ weight·signal + bias`; the question is answered when that is at least `threshold`."""
-
-    weights: dict[str, float]
-    bias: float
-    threshold: float = 0.0
-
-    def score(self, signals: dict[str, float]) -> float:
-        return self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
-
-
-SENTENCE_SIGNALS = {"sentence", "sentence_coverage", "missing_names"}  # need rag.judging.evidence
-
+# Fitted by benchmarks/calibrate_gate.py and benchmarks/gate_pairs.py; the numbers, and the data each was fitted
+# on, are in rag/judging/calibration.json (rag.judging.calibration).
+#
+# The passage-cosine thresholds of a gate without sentence evidence: the most refusals of unanswerable
+# questions with at most 5% false refusals — zh on lawref, en on squad2. Coverage did not add separation there
+# (its best weight was 0); it stays a configurable signal.
+# Per question language, the answerability model: the signals chosen by cross-validation on one half of lawref
+# (zh) and squad2 (en) (the passage cosine alone unless more signals clearly refuse more), weights that keep
+# their sign (more similarity can only mean "more answerable"), and the most refusals of unanswerable
+# questions with at most 4% false refusals there. Held out: zh refuses 12.3% of the unanswerable questions with
+# 2.8% false refusals, en 12.1% with 5.0% (BENCHMARKS.md: what limits it).
 # Across languages, (question language, passage language) -> (weight, centre): the passage language's model
 # also reads the share of the question's words the best other-language sentence holds translated by the
-# bilingual dictionary (evidence signal "translated"). zh -> en, fitted on squad2-zh (38 answerable) against
-# 60 lawref questions asked of squad2 (benchmarks/gate_pairs.py): false refusals 5 -> 1, unrelated refused
-# 35 -> 42; either half fitted alone chose 3-4 / 0.3 and improved the other half. en -> zh gained nothing.
-TRANSLATED = {("zh", "en"): (3.0, 0.30)}
+# bilingual dictionary (evidence signal "translated"); zh -> en only (en -> zh gained nothing).
+_CALIBRATION = calibration.default()
+COVERAGE_WEIGHT = _CALIBRATION.gate.coverage_weight
+THRESHOLD_ZH = _CALIBRATION.gate.threshold_zh
+THRESHOLD_EN = _CALIBRATION.gate.threshold_en
+MIN_RERANK_SCORE = _CALIBRATION.gate.min_rerank_score
+TRANSLATED = dict(_CALIBRATION.gate.translated)
+MODELS = dict(_CALIBRATION.gate.models)
 
-# Calibrated by benchmarks/calibrate_gate.py (results/calibrate_gate.json) on one half of lawref (zh) and
-# squad2 (en): the signals chosen by cross-validation on that half (the passage cosine alone unless more
-# signals clearly refuse more), weights that keep their sign (more similarity can only mean "more
-# answerable"), and the most refusals of unanswerable questions with at most 4% false refusals there.
-# Held out: zh refuses 12.3% of the unanswerable questions with 2.8% false refusals, en 12.1%
-# with 5.0% (BENCHMARKS.md: what limits it).
-MODELS = {
-    "zh": AnswerabilityModel({"dense": 32.851586}, -28.948056),
-    "en": AnswerabilityModel({"sentence": 22.8443, "missing_names": -0.566941}, -18.684353),
-}
+SENTENCE_SIGNALS = {"sentence", "sentence_coverage", "missing_names"}  # need rag.judging.evidence
 
 
 @dataclass(frozen=True)
 class GateConfig:
-    min_rerank_score: float = 0.35
+    min_rerank_score: float = MIN_RERANK_SCORE
     # Embedded default: answer when dense_weight * dense + coverage_weight * coverage >= the threshold
     # of the question's language.
     dense_weight: float = 1.0
@@ -78,13 +65,26 @@ class GateConfig:
     top_n: int = 5  # how many candidates the signals look at
     models: dict[str, AnswerabilityModel] = field(default_factory=lambda: dict(MODELS))
     use_evidence: bool = True  # with sentence evidence, decide with `models` instead of the thresholds
+    # (question language, passage language) -> (weight, centre) of the translated words' share
+    translated: dict[tuple[str, str], tuple[float, float]] = field(default_factory=lambda: dict(TRANSLATED))
 
     def __post_init__(self) -> None:
         if self.top_n <= 0:
             raise ValueError("top_n must be positive")
 
+    @classmethod
+    def from_calibration(cls, fitted: Calibration, **settings) -> GateConfig:
+        """The gate of a calibration (rag.judging.calibration); `settings` override its values."""
+        gate = fitted.gate
+        return cls(**{"min_rerank_score": gate.min_rerank_score, "coverage_weight": gate.coverage_weight,
+                      "threshold_zh": gate.threshold_zh, "threshold_en": gate.threshold_en,
+                      "models": dict(gate.models), "translated": dict(gate.translated), **settings})
+
     def threshold(self, question: str) -> float:
-        return self.threshold_zh if detect_language(question) == "zh" else self.threshold_en
+        return self.threshold_for(detect_language(question))
+
+    def threshold_for(self, language: str) -> float:
+        return self.threshold_zh if language == "zh" else self.threshold_en
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,12 @@ OPPOSITE = "the question asks what is not so; the best sentence says what is"
 
 def lexical_coverage(question: str, hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
     """Best share of the question's IDF mass that a single passage contains (0..1)."""
-    terms = sorted(set(tokenize(question)))
+    return coverage_of(sorted(set(tokenize(question))), hits, idf)
+
+
+def coverage_of(terms: list[str], hits: list[Hit], idf: Callable[[list[str]], dict[str, float]]) -> float:
+    """Best share of the IDF mass of `terms` (a question's distinct tokens, sorted) that a single passage
+    contains (0..1)."""
     if not terms or not hits:
         return 0.0
     weights = idf(terms)
@@ -147,8 +152,8 @@ class EvidenceGate:
         """The score of the model of `scale_language` (whose scale the cosines are on), with the translated
         words across languages where that pair reads them."""
         score = self._model(scale_language).score(signals)
-        if (language, scale_language) in TRANSLATED and "translated" in signals:
-            weight, centre = TRANSLATED[(language, scale_language)]
+        if (language, scale_language) in self.config.translated and "translated" in signals:
+            weight, centre = self.config.translated[(language, scale_language)]
             score += weight * (signals["translated"] - centre)
         return score
 
@@ -164,13 +169,14 @@ class EvidenceGate:
                 passing[other] = read | {"answerability": round(score, 4), "threshold": threshold}
         return passing
 
-    def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None) -> bool:
+    def wants_evidence(self, question: str, reranked: bool, passages: list[Chunk] | None = None, *,
+                       language: str | None = None) -> bool:
         """Whether sentence-level evidence would change the decision: no reranker score to read, and the
-        model of the question's language — or of a passage's, when one is in the other language — uses a
-        sentence signal."""
+        model of the question's language (`language`, when the caller knows it) — or of a passage's, when
+        one is in the other language — uses a sentence signal."""
         if reranked or not self.config.use_evidence:
             return False
-        asked = detect_language(question)
+        asked = language or detect_language(question)
         # (a question in a language without a model of its own is read by its passages' language's)
         languages = ({asked} if is_known(asked) else set()) | {passage_language(c) for c in passages or []}
         return any(set(self._model(lang).weights) & SENTENCE_SIGNALS
@@ -183,8 +189,14 @@ class EvidenceGate:
         idf: Callable[[list[str]], dict[str, float]],
         rerank_scores: list[float] | None = None,
         evidence: Evidence | None = None,
+        *,
+        analysis: QuestionAnalysis | None = None,
     ) -> GateDecision:
+        """Answer or refuse `question` (the query retrieval searched) on its `hits`; `analysis`: that query as
+        rag.judging.analysis read it (its language and terms), when the caller has it."""
         cfg = self.config
+        if analysis is not None and analysis.query != question:
+            raise ValueError("the analysis is of another question")
         if not hits:
             return GateDecision(False, "no passage matched the question")
         top = hits[: cfg.top_n]
@@ -194,12 +206,13 @@ class EvidenceGate:
             if best < cfg.min_rerank_score:
                 return GateDecision(False, f"best reranker score {best:.2f} < {cfg.min_rerank_score:.2f}", signals)
             return GateDecision(True, "reranker found relevant passages", signals)
-        language = detect_language(question)
+        language = analysis.query_language if analysis is not None else detect_language(question)
         quoted = evidence.language if evidence is not None and evidence.best is not None else None
         # The model of the language quoted first reads the cosine of that language's best passage.
         dense, scale_language, compared = best_dense(language, top, quoted or None)
         scale_language = quoted or scale_language
-        coverage = lexical_coverage(question, top, idf)
+        coverage = (coverage_of(list(analysis.query_terms), top, idf) if analysis is not None
+                    else lexical_coverage(question, top, idf))
         signals = {"dense": round(dense, 4), "coverage": round(coverage, 4)}
         missing = evidence.missing if evidence is not None else ()
         # Cosines are on the passage language's scale (rag.judging.scales): that language's model reads them.
@@ -223,7 +236,7 @@ class EvidenceGate:
             return GateDecision(False, reason, signals, missing, confirmed=())
         # A threshold set by hand is one number on the question's language's scale: the compared cosine.
         combined = cfg.dense_weight * compared + cfg.coverage_weight * coverage
-        threshold = cfg.threshold(question)
+        threshold = cfg.threshold_for(language)
         signals |= {"combined": round(combined, 4), "threshold": threshold}
         if combined < threshold:
             return GateDecision(False, f"evidence score {combined:.3f} < {threshold:.3f}", signals, missing)

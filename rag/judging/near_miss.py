@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
 from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
+from rag.judging import calibration
 from rag.judging.qualifiers import absent_qualifiers, doer_of
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
@@ -32,14 +33,17 @@ if TYPE_CHECKING:
 # passage, or as a query too): one row per term
 TermSimilarity = Callable[..., list[list[float]]]
 
+# The thresholds below are in rag/judging/calibration.json (rag.judging.calibration), with what each was chosen on.
+_FITTED = calibration.default().near_miss
+
 # A key term is related to a candidate when its cosine to one of the best units reaches this (same
 # language: 酒店 ↔ a sentence on 住宿 0.86, dog ↔ the onboarding paragraph 0.79).
-RELATED_TERM = 0.82
+RELATED_TERM = _FITTED.related_term
 # ... and a near miss only when no sentence matches the question well: a paraphrase the model cannot
 # relate word by word ("husband" for "married") comes with a sentence that matches as a whole (squad2:
 # notes on 11.7 % of answerable questions without this bound, 0.8 % with it). On the scale of the
 # question's language (set on English's; rag.judging.scales).
-NEAR_MISS_BELOW = 0.84
+NEAR_MISS_BELOW = _FITTED.near_miss_below
 # ... unless the words no candidate mentions are what the question is about, and the sentences match only
 # its setting: "Do I get stock options?", "Can I get a bonus at the end of the year?" match the benefits
 # and leave rules at .84-.86, while "To where did Ethelred flee?" matches the sentence that names Ethelred.
@@ -49,9 +53,9 @@ NEAR_MISS_BELOW = 0.84
 # MATCHED_SAID of them, and the closest writes none of its names (English; squad2's answerable questions:
 # notes on 6 → 10 of 1,278, BENCHMARKS.md). Where no sentence matches well, words the knowledge base never
 # uses that hold this share are a near miss whatever the model relates them to.
-MATCHED_RELATED = 0.84
-TOPIC_SHARE = 0.35
-MATCHED_SAID = 0.28
+MATCHED_RELATED = _FITTED.matched_related
+TOPIC_SHARE = _FITTED.topic_share
+MATCHED_SAID = _FITTED.matched_said
 # Language pairs where the model's relatedness also vets a word the dictionary finds missing: en -> zh (on
 # lawref-en it dropped 5 of 7 false warnings: "landlord" for the statutes' 出租人); not zh -> en, where it
 # relates every Chinese word to the English policies (年终奖, 丧假, 加班费 were no longer caught).
@@ -59,7 +63,7 @@ MODEL_RELATES_ACROSS = {("en", "zh")}
 # A missing word is said otherwise when one of the best units' own words is this close to it, both embedded as
 # queries (multilingual-e5-small: kid/child .967, ballot/vote .926, wife/spouse .926, extra/additional .937;
 # bonus/benefits .909, dog/pets .908, broadband/internet .882 are other things)
-SAME_WORD = 0.92
+SAME_WORD = _FITTED.same_word
 _NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'’.-]*|\d[\d,.]*)|(\d[\d,.]*)")
 _NUMBER = re.compile(r"^[\d.,]+$")
 _POSSESSIVE = re.compile(r"['’]s$")

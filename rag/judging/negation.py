@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from rag.judging import calibration
 from rag.lexical import words
 
 T = TypeVar("T")
@@ -26,7 +27,7 @@ T = TypeVar("T")
 # (209 unanswerable, 32 answerable): .01 refused 123 at 3 false refusals, the best sentence alone 131 / 5.
 # With the rule below, all of squad2: 310 of 1,527 unanswerable refused (189 before), 51 of 1,278 falsely
 # (48 before).
-AS_CLOSE = 0.01
+AS_CLOSE = calibration.default().quotes.as_close  # .01 (rag/judging/calibration.json)
 
 # Negations a question asks by, in its main clause (lower case; whole words).
 _ASKING = {

@@ -19,6 +19,7 @@ import unicodedata
 
 from rag.bilingual import translations
 from rag.jargon import plain_words
+from rag.judging import calibration
 from rag.lexical import UNSEEN, Idf, function_word, tokenize, without_cjk
 from rag.synonyms import asks
 from rag.types import Chunk
@@ -32,7 +33,7 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.])|(?<![\w.])v\d+(?![\w.
 _LATIN_NAME = re.compile(r"\b[A-Z][A-Za-z]+\b")
 # Two spellings this alike (difflib's ratio) are one name misspelt: hartmanis/hatmanis .94, arpanet/arpnet .92
 # (slack/stack .80 are two)
-SPELLED_ALIKE = 0.85
+SPELLED_ALIKE = calibration.default().near_miss.spelled_alike  # (rag/judging/calibration.json)
 # jieba's part-of-speech tags of names: person, place, organisation (not its "other proper noun", nz, which it
 # gives common nouns too: 黑客, "hacker")
 PROPER = ("nr", "ns", "nt")

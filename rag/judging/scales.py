@@ -18,18 +18,17 @@ Two uses: reading a cross-language cosine with the calibrated gate model of the 
 from __future__ import annotations
 
 from rag.bilingual import translate
+from rag.judging import calibration
 from rag.languages import KNOWN
 
 Level = str  # "dense": a whole passage; "sentence": a quotable unit with its title and headings
 
-# (question language, passage language) -> level -> (unrelated median, answerable median)
+# (question language, passage language) -> level -> (unrelated median, answerable median), as
+# benchmarks/calibrate_pairs.py measured them (rag/judging/calibration.json; en -> zh measured partly against
+# the translated question, TRANSLATED_DENSE: plain cosines were .743 / .79)
+_FITTED = calibration.default().scales
 ANCHORS: dict[tuple[str, str], dict[Level, tuple[float, float]]] = {
-    ("zh", "en"): {"dense": (0.773, 0.8117), "sentence": (0.7814, 0.8237)},
-    ("en", "en"): {"dense": (0.8138, 0.8671), "sentence": (0.8186, 0.8758)},
-    # measured partly against the translated question (TRANSLATED_DENSE); plain cosines were .743 / .79
-    ("en", "zh"): {"dense": (0.8138, 0.8461), "sentence": (0.8163, 0.8528)},
-    ("zh", "zh"): {"dense": (0.8463, 0.9046), "sentence": (0.852, 0.9142)},
-}
+    pair_: dict(levels) for pair_, levels in _FITTED.anchors.items()}
 # A question in a language the dictionary does not know (rag.languages) is on the scale of the pair into
 # the passage's language from the other known one: German, French and Japanese versions of squad2-zh's
 # questions put their answer at a median best passage cosine of .819, .839 and .816 (the Chinese ones
@@ -59,14 +58,11 @@ def pair(question: str, passage: str) -> tuple[str, str]:
 # displace the asker's own; none, and an answer only the other language holds never reaches the asker.
 # Chosen on the handbook questions (benchmarks/data/handbook_questions.jsonl; BENCHMARKS.md has the
 # table). A knowledge base in one language is not affected: then every candidate is lifted alike.
-LIFT: dict[tuple[str, str], dict[Level, float]] = {
-    ("zh", "en"): {"dense": 0.75, "sentence": 0.5},
-    # Measured partly against the translated question (TRANSLATED_DENSE), an English question's Chinese
-    # passages sit on its own scale already (both unrelated medians .8138): a lift let unrelated leave
-    # rules into English questions' top passages (handbook answers holding the gold, dense lift 0 / .25:
-    # .694 / .667).
-    ("en", "zh"): {"dense": 0.0, "sentence": 0.25},
-}
+# zh -> en: dense .75, sentence .5. en -> zh: measured partly against the translated question
+# (TRANSLATED_DENSE), an English question's Chinese passages sit on its own scale already (both unrelated
+# medians .8138): a dense lift let unrelated leave rules into English questions' top passages (handbook answers
+# holding the gold, dense lift 0 / .25: .694 / .667); sentence .25. (rag/judging/calibration.json)
+LIFT: dict[tuple[str, str], dict[Level, float]] = {pair_: dict(levels) for pair_, levels in _FITTED.lift.items()}
 
 
 # Question language -> how much of an other-language passage's (or sentence's, or word's) cosine is measured
@@ -74,7 +70,7 @@ LIFT: dict[tuple[str, str], dict[Level, float]] = {
 # relates a bag of the passages' own words to them more closely than a question in another language. English
 # questions on all of lawref: R@5 .231 -> .500 at 0.6 (.462 at 0.5, .500 at 0.7); Chinese questions gain
 # nothing from their English gloss (squad2-zh R@5 .974 -> .947 at any share), so they are not translated.
-TRANSLATED_DENSE = {"en": 0.6}
+TRANSLATED_DENSE = dict(_FITTED.translated_dense)  # en: 0.6 (rag/judging/calibration.json)
 
 
 def translation_for(text: str, language: str) -> str:

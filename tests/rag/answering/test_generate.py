@@ -4,6 +4,7 @@ import asyncio
 
 from rag.answering.generate import UNAVAILABLE
 from rag.judging.gate import GateDecision
+from rag.judging.judge import Judgement
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.rag.answering.conftest import pooled
 
@@ -16,7 +17,7 @@ def test_the_models_text_streams_and_its_failures_say_what_happened(handbook):
         pipeline = handbook.pipeline(answer_base_url=server.base_url, answer_model="m")
         contexts = [pooled(pipeline, "How long must a password be?") for _ in range(3)]
         for ctx in contexts:
-            ctx.decision = GateDecision(True, "evidence strong enough")
+            ctx.judgement = Judgement(GateDecision(True, "evidence strong enough"))
 
         async def three():
             whole = [d async for d in pipeline.generate.run(contexts[0])]
