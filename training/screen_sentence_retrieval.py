@@ -38,7 +38,7 @@ def measure(name: str, data_dir: Path) -> dict[str, float]:
     kb.refresh([part.docs, *part.also], list(part.exclude))
     pipeline = make_pipeline(kb)
     snapshot = kb.retriever.snapshot
-    vectors = pipeline.evidence.vectors
+    vectors = pipeline.finder.vectors
     chunks = list(snapshot.chunks)
     passage = np.vstack([snapshot.vector(c.id) for c in chunks])
     texts, owner = [], []
