@@ -15,11 +15,12 @@ What it holds:
 * `near_miss`: when a key word counts as missing (rag.judging.near_miss, rag.judging.qualifiers);
 * `scales`: the anchors of each language pair's cosine scale, how far an other-language cosine is lifted, and
   how much of a cross-language cosine is measured against the translated question (rag.judging.scales);
-* `quotes`: the margins of the quotes' ordering steps (rag.judging.extractive, rag.judging.negation).
+* `quotes`: the margins of the quotes' ordering steps (rag.judging.extractive, rag.judging.negation);
+* `evidence`: the weights of the sentence score beside the cosine and the margins of its ordering steps
+  (rag.judging.evidence).
 
-The gate takes a `Calibration` (`GateConfig.from_calibration`); the near-miss, scale and quote modules read
-the default one's values once, at import, as their module constants. (The sentence scoring's weights in
-rag.judging.evidence are not here yet.)
+The gate takes a `Calibration` (`GateConfig.from_calibration`); the near-miss, scale, quote and evidence modules
+read the default one's values once, at import, as their module constants.
 """
 
 from __future__ import annotations
@@ -82,6 +83,15 @@ class QuotesCalibration:
 
 
 @dataclass(frozen=True)
+class EvidenceCalibration:
+    lexical_weight: float  # the shared rare words' score beside a unit's cosine
+    translated_weight: float  # ... and the share of the question's words it holds translated
+    row_margin: float  # a table row naming more of the question leads within this of the best row
+    says_more: float  # a unit as close as the best leads when it holds this much more of the key words
+    general_weight: float  # the share of an other-language unit's closeness to questions in general taken off
+
+
+@dataclass(frozen=True)
 class ScalesCalibration:
     anchors: Mapping[Pair, Mapping[str, tuple[float, float]]]  # level -> (unrelated median, answerable median)
     lift: Mapping[Pair, Mapping[str, float]]  # level -> share of the way to the passage language's scale
@@ -95,6 +105,7 @@ class Calibration:
     near_miss: NearMissCalibration
     scales: ScalesCalibration
     quotes: QuotesCalibration
+    evidence: EvidenceCalibration
     source: Path | None = field(default=None, compare=False)  # the file it was read from
 
     @classmethod
@@ -131,6 +142,8 @@ class Calibration:
             ),
             quotes=QuotesCalibration(**{name: float(quotes[name]["value"]) for name in (
                 "runner_up_margin", "apart", "across", "own_words", "sounds_alike", "as_close")}),
+            evidence=EvidenceCalibration(**{name: float(data["evidence"][name]["value"]) for name in (
+                "lexical_weight", "translated_weight", "row_margin", "says_more", "general_weight")}),
             source=source,
         )
 

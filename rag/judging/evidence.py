@@ -20,6 +20,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from rag.judging.analysis import QuestionAnalysis, analyse
+from rag.judging import calibration
 from rag.judging.answer_kind import kind_first
 from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
 from rag.languages import is_known, passage_language
@@ -36,23 +37,25 @@ if TYPE_CHECKING:
 
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
 
+# The weights and margins below are in rag/judging/calibration.json (`evidence`), with what each was measured on.
+_FITTED = calibration.default().evidence
 # Weight of the (normalised) lexical score beside the cosine: meaning decides, shared rare words and the
 # passage's retrieval rank break near-ties (squad2: 0.885 quotes holding the answer without, 0.905 with).
-LEXICAL_WEIGHT = 0.03
+LEXICAL_WEIGHT = _FITTED.lexical_weight
 # Weight of the share of the question's words an other-language unit holds translated (rag.bilingual):
 # across languages the model's cosines sit close together, and the dictionary is exact where it knows a
 # word (squad2-zh answers holding the gold .684 -> .789 at 0.05; 0.03: .763, 0.1: .763, 0.2: .658).
-TRANSLATED_WEIGHT = 0.05
+TRANSLATED_WEIGHT = _FITTED.translated_weight
 # A token this long or longer that begins another is its stem ("probat" of "probationari"); shorter ones
 # begin too many unrelated words ("part" of "parti", party; "art" of "articl")
 DERIVED_STEM = 6
 # A table row holding more of the question's words than the best unit, itself a row of that table, leads
 # when it scores this close (the runner-ups' margin, rag.judging.extractive).
-ROW_MARGIN = 0.08
+ROW_MARGIN = _FITTED.row_margin
 # A unit as close as the best one that holds this much more of the IDF mass of the question's key words leads
 # (`_saying_most_first`; squad2, first quote right, without the bound on the cosine: .4 / .25 / .1 more:
 # +2 / +6 / +3 of 1,278)
-SAYS_MORE = 0.25
+SAYS_MORE = _FITTED.says_more
 BUDGET = 16  # units scored by meaning per question (their vectors are cached)
 JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.pools), in reading order
 # Across languages some units are close to every question in the asker's language (an English sentence
@@ -61,7 +64,7 @@ JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.p
 # questions below beyond the mean of those units (answers holding the gold: handbook across languages
 # .143 -> .429, squad2-zh .605 -> .684; BENCHMARKS.md). The same questions in each language the answer
 # frame is written in (rag.languages.TEXTS): handbook-other .778 -> .889, squad2-other .702 -> .693.
-GENERAL_WEIGHT = 0.6
+GENERAL_WEIGHT = _FITTED.general_weight
 GENERAL_QUESTIONS = {
     "zh": ("这是什么？", "怎么办？", "有多少？", "什么时候？", "谁负责？", "为什么会这样？", "在哪里？",
            "需要多长时间？", "可以吗？", "是谁发明的？", "这是哪一年发生的？", "他叫什么名字？"),

@@ -28,6 +28,7 @@ from benchmarks import calibrate_gate, calibrate_pairs, gate_pairs
 from rag.code_version import PACKAGE, SUFFIXES, code_version, digest_of
 from rag.judging import calibration
 from rag.judging.calibration import Calibration
+from rag.judging import evidence as evidence_module
 from rag.judging.evidence import Evidence
 from rag.judging.gate import EvidenceGate, GateConfig
 from rag.types import Chunk, Hit
@@ -54,6 +55,9 @@ def test_the_judging_modules_read_the_shipped_calibration():
     assert (near_miss.SAME_WORD, near_miss.RELATED_TERM, qualifiers.SPELLED_ALIKE) == (0.92, 0.82, 0.85)
     assert (extractive.APART, extractive.ACROSS, negation.AS_CLOSE) == (0.01, 0.05, fitted.quotes.as_close)
     assert inspect.signature(extractive.choose_quotes).parameters["margin"].default == fitted.quotes.runner_up_margin
+    assert (evidence_module.LEXICAL_WEIGHT, evidence_module.TRANSLATED_WEIGHT, evidence_module.ROW_MARGIN,
+            evidence_module.SAYS_MORE, evidence_module.GENERAL_WEIGHT) == (0.03, 0.05, 0.08, 0.25, 0.6)
+    assert evidence_module.GENERAL_WEIGHT == fitted.evidence.general_weight
     with pytest.raises(FrozenInstanceError):
         fitted.version = 2  # type: ignore[misc]
 
