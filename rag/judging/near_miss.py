@@ -138,9 +138,10 @@ def _vocabulary(units: list[ScoredUnit], sources: list[Chunk], language: str) ->
 
 
 def _setting_the_scene(question: str, word: str) -> bool:
-    """Whether `word` is said only in a sentence of the question that tells the asker's situation before the
-    sentence that asks ("My wife and I are adopting a baby. How long can I stay home?"): what is asked is
-    the question sentence's, and the knowledge base not writing "wife" says nothing of whether it answers.
+    """Whether `word` is said only in a sentence of the question that does not ask — the asker's situation,
+    told before the question or after it ("My wife and I are adopting a baby. How long can I stay home?"):
+    what is asked is the question sentence's, and the knowledge base not writing "wife" says nothing of
+    whether it answers.
     A name, a year or a version there still scopes the question ("I work in Texas. …": rag.judging.qualifiers
     judges those wherever they stand)."""
     sentences = [question[a:b].strip() for a, b in sentence_spans(question, clauses=False)]
