@@ -218,18 +218,20 @@ def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
                              asked: str) -> list[list[Unit]]:
     """`excerpts` without the other language's that say none of the question's key words (with their
     headings, translated) and hold little of its words translated (`SOUNDS_ALIKE`), where the first is in
-    the asker's language: across languages a sentence close only by how the question sounds is no second
-    answer ("出差可以坐一等座吗": 第五条, not the onboarding guide's "first week"; "Can I expense a cab to the
-    airport?": not the airline class rule beside the China office's taxi rule; "我们几个项目想共用一套参数？":
-    not a contributor roster). Where the first holds every key word, nor are those that say fewer than half
-    of them (`OWN_WORDS`): "Can I work from home?" is answered by the home-office rule, not also by the leave
-    rule whose 工作日 ("working day") holds 工作 for "work"."""
+    the asker's language and holds most of its key words (`OWN_WORDS`): that sentence answers, and across
+    languages a sentence close only by how the question sounds is no second answer ("出差可以坐一等座吗":
+    第五条, not the onboarding guide's "first week"; "Can I expense a cab to the airport?": not the airline
+    class rule beside the China office's taxi rule). Where the first holds every key word, nor are those
+    that say fewer than half of them: "Can I work from home?" is answered by the home-office rule, not
+    also by the leave rule whose 工作日 ("working day") holds 工作 for "work"."""
     if len(excerpts) < 2 or not is_known(asked) or not evidence.languages:
         return excerpts
     if evidence.languages[excerpts[0][0].source] != asked:
         return excerpts
     scored = {id(s.unit): s for s in evidence.units}
     said = max((scored[id(u)].said for u in excerpts[0] if id(u) in scored), default=0.0)
+    if said < OWN_WORDS:
+        return excerpts
     every = said >= 1.0 - 1e-9
 
     def sounds_alike(excerpt: list[Unit]) -> bool:

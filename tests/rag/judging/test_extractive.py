@@ -339,22 +339,3 @@ def test_a_chinese_quote_whose_words_say_the_english_question_leads_only_what_le
     assert order(led)[0] == "第六百九十五"
     led.units[0].glossed, led.units[1].glossed = 0.0, 0.010
     assert order(led) == ["第六百九十五", "第二十九条 "], "the first does not lead by score alone"
-
-
-def test_an_other_language_quote_that_says_none_of_the_question_is_left_out_beside_a_loose_own_one():
-    """A Chinese question answered loosely in Chinese (its quote holds few of the question's key words): an
-    English team roster that the pool joined, saying none of them and translating none, is no second answer
-    ("我们几个项目想共用一套参数，有什么办法？" quoted apollo's contributor table under "摘自英文文档《Apollo 团队》")."""
-    from rag.judging.evidence import Evidence, ScoredUnit
-    from rag.judging.extractive import _sounding_alike_left_out
-    from rag.judging.quotable import Unit
-
-    own = Unit(0, 0, 20, "几个项目之间共享的配置", "sentence")
-    roster = Unit(1, 0, 30, "| GitHub ID | Name |\n|---|---|\n| jdoe | Jane Doe |", "row")
-    evidence = Evidence([ScoredUnit(own, 1.0, 0.2, said=0.2, said_under=0.2),
-                         ScoredUnit(roster, 0.0, 0.0, said=0.0, said_under=0.0, translated=0.0)],
-                        languages=["zh", "en"])
-    assert _sounding_alike_left_out([[own], [roster]], evidence, "zh") == [[own]]
-    # ... while an English quote that says the question's words, translated, stays beside it
-    evidence.units[1].said_under = 0.5
-    assert _sounding_alike_left_out([[own], [roster]], evidence, "zh") == [[own], [roster]]
