@@ -124,7 +124,11 @@ def test_more_half_sent_requests_than_open_files_leave_health_answering_and_the_
         started = time.monotonic()
         assert served.get("/health").status_code == 200
         assert time.monotonic() - started < 1
-        unanswered = [c for c in clients if until_closed(c, DEADLINE + 2)[0] is None]
+        # The server holds at most half its open files as connections: the rest wait in the listen backlog
+        # and are taken in waves as the held ones reach their deadline, so every one is closed within a few
+        # deadlines (and the slack a loaded machine needs), counted from here, not from each check
+        closed_by = time.monotonic() + DEADLINE * (len(clients) // (OPEN_FILES // 2) + 1) + 4
+        unanswered = [c for c in clients if until_closed(c, max(0.2, closed_by - time.monotonic()))[0] is None]
         assert not unanswered, f"{len(unanswered)} connections of {len(clients)} still open"
         assert served.get("/health").status_code == 200
     finally:
