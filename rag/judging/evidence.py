@@ -25,7 +25,7 @@ from rag.judging.answer_kind import kind_first
 from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
 from rag.languages import is_known, passage_language
 from rag.lexical import Idf, tokenize
-from rag.judging.near_miss import TermSimilarity, embedded_text, missing_terms, question_names
+from rag.judging.near_miss import TermSimilarity, embedded_text, missing_terms
 from rag.judging.negation import AS_CLOSE, denial_first
 from rag.judging.quotable import ARTICLE, Unit, quotable_units
 from rag.judging.scales import comparable, measured_across, on_passage_scale
@@ -242,13 +242,14 @@ def gather_evidence(
                             [c for c in chosen if c.unit.source < first], idf, terms, paraphrased)
     missing = tuple(m for m in missing if not any(t in best_words for t in found_for.get(m, ())))
     evidence = Evidence(chosen, units, {}, missing, languages, [(c.file, c.context) for c in sources],
-                        starts=[c.start for c in sources], names=_names_written(question, language))
+                        starts=[c.start for c in sources],
+                        names=_names_written(question, language, analysis.names))
     # The gate reads the language of the unit that will be quoted first, and that language's best cosine.
     quoted = languages[chosen[0].unit.source] if chosen else language
     top = max((u for u in chosen if languages[u.unit.source] == quoted), key=lambda u: u.cosine, default=None)
     evidence.language = quoted
     sentence = on_passage_scale(top.raw, language, evidence.language, "sentence") if top else 0.0
-    evidence.signals = _signals(question, language, sentence, chosen, sources, missing, weights, total,
+    evidence.signals = _signals(analysis.names, sentence, chosen, sources, missing, weights, total,
                                 found_for)
     # The share of the question's words a unit in the other language holds, translated (its best).
     evidence.signals["translated"] = round(max((c.translated for c in chosen), default=0.0), 4)
@@ -261,7 +262,7 @@ def gather_evidence(
         own = [c for c in chosen if languages[c.unit.source] == other]
         best = max(own, key=lambda u: u.cosine)
         cosine = on_passage_scale(best.raw - best.general, language, other, "sentence")
-        said = _signals(question, language, cosine, own, sources, missing, weights, total, found_for)
+        said = _signals(analysis.names, cosine, own, sources, missing, weights, total, found_for)
         evidence.others[other] = said | {"translated": round(max(c.translated for c in own), 4)}
     led = denial_first(question, language, evidence.units, lambda s: s.unit.matched_text,
                        lambda s: languages[s.unit.source], lambda s: s.score)
@@ -477,10 +478,9 @@ def _less_general(units: list[ScoredUnit], sources: list[Chunk], language: str, 
     units.sort(key=lambda s: -s.score)
 
 
-def _names_written(question: str, language: str) -> dict[str, frozenset[str]]:
-    """Each name of the question (its token) with the tokens it is written as in either language: itself and
-    the dictionary's translations ("shanghai": 上海, 上海市…)."""
-    names = question_names(question, language)
+def _names_written(question: str, language: str, names: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each name of the question (its token, of `names`) with the tokens it is written as in either language:
+    itself and the dictionary's translations ("shanghai": 上海, 上海市…)."""
     out = {t: {t} for t in names}
     for phrase, found in translations(question, language) if is_known(language) else ():
         for token in tokenize(phrase):
@@ -489,13 +489,13 @@ def _names_written(question: str, language: str) -> dict[str, frozenset[str]]:
     return {t: frozenset(forms) for t, forms in out.items()}
 
 
-def _signals(question: str, language: str, sentence: float, units: list[ScoredUnit], sources: list[Chunk],
+def _signals(names: frozenset[str], sentence: float, units: list[ScoredUnit], sources: list[Chunk],
              missing: tuple[str, ...], weights: dict[str, float], total: float,
              found_for: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
-    """Answerability signals of the sentence level (the passage-level ones are the gate's own) of `question`,
-    in `language`; `sentence` is the best unit's cosine on its passage language's scale. A name the best
-    passage holds in the knowledge base's own words (`found_for`: "NYC" as "New York") is no missing name."""
-    names = question_names(question, language)
+    """Answerability signals of the sentence level (the passage-level ones are the gate's own) of a question
+    whose names are `names` (rag.judging.analysis); `sentence` is the best unit's cosine on its passage
+    language's scale. A name the best passage holds in the knowledge base's own words (`found_for`: "NYC" as
+    "New York") is no missing name."""
     best_passage = set(tokenize(sources[0].indexed_text)) if sources else set()
     said_as = {t: found for word, found in (found_for or {}).items() for t in tokenize(word)}
     best_passage |= {t for t in names if set(said_as.get(t, ())) & best_passage}
