@@ -25,7 +25,8 @@ from rag import retrieval  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from training.public_data import BUILDERS, Dataset  # noqa: E402
-from training.unit_examples import holds_answer  # noqa: E402
+from rag.languages import passage_language  # noqa: E402
+from training.unit_examples import benchmark_index, holds_answer  # noqa: E402
 
 
 class FusionRecorder:
@@ -67,23 +68,14 @@ def training_rows(name: str, work: Path) -> tuple[KnowledgeBase, list[dict], cal
     kb.refresh([dataset.docs])
 
     def gold(row: dict, chunk) -> bool:
-        return holds_answer(chunk.text, row["answers"].get(_language(chunk), []))
+        return holds_answer(chunk.text, row["answers"].get(passage_language(chunk), []))
 
     return kb, dataset.rows(), gold
 
 
-def _language(chunk) -> str:
-    from rag.languages import passage_language
-    return passage_language(chunk)
-
-
 def benchmark_rows(name: str, data_dir: Path) -> tuple[KnowledgeBase, list[dict], callable]:
-    from benchmarks.question_sets import is_answerable, load_set
-    qset = load_set(name, unanswerable=False)
-    part = qset.parts[0]
-    kb = KnowledgeBase.for_dataset(Settings(data_dir=data_dir, _env_file=None), part.tag_dir, list(part.exclude))
-    kb.refresh([part.docs, *part.also], list(part.exclude))
-    return kb, [r for r in part.rows if is_answerable(r)], qset.gold_hit
+    kb, rows, qset = benchmark_index(name, data_dir)
+    return kb, rows, qset.gold_hit
 
 
 def main() -> None:

@@ -27,15 +27,11 @@ def recall(scores: np.ndarray, gold: list[list[int]], k: int) -> float:
 
 
 def measure(name: str, data_dir: Path) -> dict[str, float]:
-    from benchmarks.question_sets import is_answerable, load_set
-    from rag.config import Settings
     from rag.judging.quotable import quotable_units
-    from rag.knowledge_base import KnowledgeBase, make_pipeline
+    from rag.knowledge_base import make_pipeline
+    from training.unit_examples import benchmark_index
 
-    qset = load_set(name, unanswerable=False)
-    part = qset.parts[0]
-    kb = KnowledgeBase.for_dataset(Settings(data_dir=data_dir, _env_file=None), part.tag_dir, list(part.exclude))
-    kb.refresh([part.docs, *part.also], list(part.exclude))
+    kb, rows, qset = benchmark_index(name, data_dir)
     pipeline = make_pipeline(kb)
     snapshot = kb.retriever.snapshot
     vectors = pipeline.finder.vectors
@@ -48,7 +44,6 @@ def measure(name: str, data_dir: Path) -> dict[str, float]:
             owner.append(row)
     print(f"{name}: {len(chunks)} passages, {len(texts)} units", flush=True)
     units = vectors.passages(texts)
-    rows = [r for r in part.rows if is_answerable(r)]
     queries = np.vstack(vectors.queries([r["question"] for r in rows], snapshot.version))
     gold = [[i for i, c in enumerate(chunks) if qset.gold_hit(r, c)] for r in rows]
     by_passage = queries @ passage.T

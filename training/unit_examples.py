@@ -90,15 +90,22 @@ def training_set(name: str, mirrors: Path, work: Path) -> tuple[KnowledgeBase, l
     return kb, dataset.rows()
 
 
-def benchmark_set(name: str, data_dir: Path) -> tuple[KnowledgeBase, list[dict]]:
-    """A benchmark set's answerable questions, each unit labelled by the set's gold strings (any of every
-    group, for a question asking for more than one thing)."""
+def benchmark_index(name: str, data_dir: Path):
+    """A benchmark set's index (built in `data_dir`, the gate off), its answerable questions and the set
+    (benchmarks/question_sets.py: its gold rules)."""
     from benchmarks.question_sets import is_answerable, load_set
-    part = load_set(name, unanswerable=False).parts[0]
+    qset = load_set(name, unanswerable=False)
+    part = qset.parts[0]
     settings = Settings(data_dir=data_dir, _env_file=None, gate_threshold=0.0)
     kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
     kb.refresh([part.docs, *part.also], list(part.exclude))
-    rows = [r for r in part.rows if is_answerable(r)]
+    return kb, [r for r in part.rows if is_answerable(r)], qset
+
+
+def benchmark_set(name: str, data_dir: Path) -> tuple[KnowledgeBase, list[dict]]:
+    """A benchmark set's answerable questions, each unit labelled by the set's gold strings (any of every
+    group, for a question asking for more than one thing)."""
+    kb, rows, _ = benchmark_index(name, data_dir)
     return kb, [r | {"answers": {"*": [a for group in r.get("answers_all") or [r.get("answers", [])] for a in group]}}
                 for r in rows]
 
