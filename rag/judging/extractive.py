@@ -133,8 +133,9 @@ ACROSS = _FITTED.across
 # other language's unit first where the best one in the asker's language says none of them (_said_first).
 OWN_WORDS = _FITTED.own_words
 # ... and one of the other language holding less than this share of the question's words translated, and
-# none of its key words, is no second answer beside one in the asker's language that holds them
-# (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal, rag.judging.gate.TRANSLATED)
+# none of its key words, is no second answer beside one in the asker's language, however few of them that
+# one holds (_sounding_alike_left_out; the centre of the zh -> en gate's translated signal,
+# rag.judging.gate.TRANSLATED)
 SOUNDS_ALIKE = _FITTED.sounds_alike
 # A document's title this long or longer, written in a quote, names it (shorter ones are common words)
 MIN_TITLE = 4
@@ -218,20 +219,19 @@ def _sounding_alike_left_out(excerpts: list[list[Unit]], evidence: Evidence,
                              asked: str) -> list[list[Unit]]:
     """`excerpts` without the other language's that say none of the question's key words (with their
     headings, translated) and hold little of its words translated (`SOUNDS_ALIKE`), where the first is in
-    the asker's language and holds most of its key words (`OWN_WORDS`): that sentence answers, and across
-    languages a sentence close only by how the question sounds is no second answer ("出差可以坐一等座吗":
-    第五条, not the onboarding guide's "first week"; "Can I expense a cab to the airport?": not the airline
-    class rule beside the China office's taxi rule). Where the first holds every key word, nor are those
-    that say fewer than half of them: "Can I work from home?" is answered by the home-office rule, not
-    also by the leave rule whose 工作日 ("working day") holds 工作 for "work"."""
+    the asker's language, however few of them it holds: across languages a sentence close only by how the
+    question sounds is no second answer ("出差可以坐一等座吗": 第五条, not the onboarding guide's "first week";
+    "Can I expense a cab to the airport?": not the airline class rule beside the China office's taxi rule;
+    "I lost my work computer, who do I tell?": not the China office's lost-invoice rule beside the report of
+    a lost device, which holds few of its key words). Where the first holds every key word, nor are
+    those that say fewer than half of them (`OWN_WORDS`): "Can I work from home?" is answered by the
+    home-office rule, not also by the leave rule whose 工作日 ("working day") holds 工作 for "work"."""
     if len(excerpts) < 2 or not is_known(asked) or not evidence.languages:
         return excerpts
     if evidence.languages[excerpts[0][0].source] != asked:
         return excerpts
     scored = {id(s.unit): s for s in evidence.units}
     said = max((scored[id(u)].said for u in excerpts[0] if id(u) in scored), default=0.0)
-    if said < OWN_WORDS:
-        return excerpts
     every = said >= 1.0 - 1e-9
 
     def sounds_alike(excerpt: list[Unit]) -> bool:

@@ -125,6 +125,41 @@ def _scored(source: int, start: int, text: str, kind: str, score: float, followi
     return ScoredUnit(Unit(source, start, start + len(text), text, kind, following), 1.0, 1.0, score, score)
 
 
+@pytest.fixture(scope="module")
+def idf(handbook):
+    """The sample handbook's term weights: how its knowledge base weighs a question's words."""
+    data_dir, index_dir = handbook
+    snapshot = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None), index_dir).retriever.snapshot
+    return snapshot.term_weights()
+
+
+def _worded(evidence, question: str, idf):
+    """`evidence` whose units hold what a real unit of their text holds of `question` (under its passage's
+    file, title and headings), as rag.judging.evidence measures it: the share of the question's key words it
+    says (`said`; with its title and headings, translated: `said_under`) and of its words it holds translated
+    (`translated`). The scores stay as the test sets them: they are what it arranges."""
+    from rag.judging.evidence import gather_evidence
+    from rag.types import SECTION_SEPARATOR, Chunk
+
+    passages = []
+    for n, scored in enumerate(evidence.units):
+        file, context = evidence.sections[scored.unit.source]
+        title, *headings = context.split(SECTION_SEPARATOR)
+        text = scored.unit.text
+        passages.append(Chunk(id=f"u{n}", file=file, title=title, heading_path=tuple(headings), text=text,
+                              start=0, end=len(text), page=None, page_end=None, doc_version="",
+                              doc_date="2026-01-01"))
+    # (the cosines are the test's: the model's own would only order the units measured)
+    measured = gather_evidence(question, passages, idf, lambda texts: [0.8] * len(texts))
+    written = [evidence.languages[s.unit.source] for s in evidence.units]
+    assert measured.languages == written, "each passage is in the language the test gives it"
+    found = {s.unit.text: s for s in measured.units}
+    for scored in evidence.units:
+        real = found[scored.unit.text]
+        scored.said, scored.said_under, scored.translated = real.said, real.said_under, real.translated
+    return evidence
+
+
 def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
     from rag.judging.evidence import Evidence
     from rag.judging.extractive import choose_quotes
@@ -153,7 +188,7 @@ def test_no_more_than_three_sentences_are_quoted_and_articles_stay_whole():
         "an article counts as one sentence of the budget: three whole articles"
 
 
-def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_same_passage():
+def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_same_passage(idf):
     """"VPN 密码多久换一次": the minimum length scored best, the no-expiry rule of the same passage second; the
     passphrase advice after the minimum length would have filled the budget and kept the answer out."""
     from rag.judging.evidence import Evidence
@@ -185,13 +220,15 @@ def test_the_sentence_after_the_best_one_leaves_room_for_a_better_one_of_the_sam
     for scored in evidence.units:
         scored.score = scored.cosine
     assert choose_quotes(evidence)[0] == [best.unit, follower.unit]
-    # ... nor for one the other language's answer, quoted first, leaves no room for
+    # ... nor for one the other language's answer, quoted first, leaves no room for (asked in English, its
+    # 密码 says "password")
     chinese = _scored(1, 0, "密码无需定期更换。", "sentence", 0.850)
     for units in ([best, better, chinese, follower], [best, better, follower]):
         for scored in units:
             scored.score = scored.cosine
     evidence = Evidence([best, better, chinese, follower], [best.unit, follower.unit, better.unit, chinese.unit],
                         languages=["en", "zh"], sections=[("p.md", "Passwords"), ("z.md", "密码")])
+    _worded(evidence, "How often must I change my VPN password?", idf)
     assert choose_quotes(evidence, confirmed=("zh",), asked="en")[:2] == [[best.unit, follower.unit],
                                                                           [chinese.unit]]
 
@@ -242,21 +279,24 @@ def test_the_other_languages_answer_is_quoted_past_a_full_budget_when_its_langua
     assert chosen(None) == [[best.unit.text], [chinese.unit.text]], "not judged (a reranker decided): as close"
 
 
-def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
-    """An English question, an English answer, a Chinese rule as close by cosine in another section (the
-    lost-invoice rule beside "I lost my work computer"): across languages the cosines sit too close
-    together to vouch for it, so it is quoted only when the Chinese evidence passed its own gate — or when
-    Chinese is the asker's language, whose cosines are exact."""
+def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted(idf):
+    """An English question, an English answer, a Chinese rule as close by cosine in another section (the China
+    office's lost-invoice rule beside the global policy's lost receipts): across languages the cosines sit
+    too close together to vouch for it, so it is quoted only when the Chinese evidence passed its own gate —
+    or when Chinese is the asker's language, whose cosines are exact."""
     from rag.judging.evidence import Evidence
     from rag.judging.extractive import choose_quotes
 
-    best = _scored(0, 0, "Report any lost or stolen device immediately.", "sentence", 0.85)
+    best = _scored(0, 0, "Lost receipts can be replaced by a signed declaration up to twice per calendar "
+                         "year.", "sentence", 0.85)
     chinese = _scored(1, 0, "第十五条 发票遗失的，员工可填写费用说明单。", "paragraph", 0.845)
     units = [best, chinese]
     evidence = Evidence(units, [u.unit for u in units], languages=["en", "zh"],
-                        sections=[("it.pdf", "Incidents"), ("差旅.md", "报销流程")])
+                        sections=[("travel-expenses.md", "Travel and Expense Policy › Claiming expenses › "
+                                   "Receipts"), ("差旅报销制度.md", "中国区差旅报销制度 › 第五章 报销流程")])
 
     def chosen(confirmed, asked):
+        _worded(evidence, {"en": "What if I lose a receipt?", "zh": "发票丢了怎么办？"}[asked], idf)
         return [[u.text for u in e] for e in choose_quotes(evidence, confirmed=confirmed, asked=asked, across=0)]
 
     assert chosen((), "en") == [[best.unit.text]]
@@ -264,9 +304,29 @@ def test_a_runner_up_in_a_language_no_gate_vouched_for_is_not_quoted():
     assert chosen((), "zh") == [[best.unit.text], [chinese.unit.text]]
 
 
-def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
+def test_an_other_language_rule_that_says_none_of_the_question_is_no_second_answer_where_its_gate_passed(idf):
+    """"I lost my work computer": the IT policy's "Report any lost or stolen device" answers, holding one of
+    the question's key words in three; the China office's lost-invoice rule, as close by cosine (遗失, "lost"),
+    says none of them even translated, and is not quoted beside it where the Chinese evidence passed its
+    gate."""
+    from rag.judging.evidence import Evidence
+    from rag.judging.extractive import choose_quotes
+
+    best = _scored(0, 0, "Report any lost or stolen device immediately.", "sentence", 0.85)
+    chinese = _scored(1, 0, "第十五条 发票遗失的，员工可填写费用说明单。", "paragraph", 0.845)
+    evidence = _worded(Evidence([best, chinese], [best.unit, chinese.unit], languages=["en", "zh"],
+                                sections=[("it-security-policy.pdf", "IT Security Policy › 4 Incidents"),
+                                          ("差旅报销制度.md", "中国区差旅报销制度 › 第五章 报销流程")]),
+                       "I lost my work computer", idf)
+    assert 0 < best.said < 0.5 and chinese.said_under == chinese.translated == 0
+    chosen = choose_quotes(evidence, confirmed=("zh",), asked="en", across=0)
+    assert [[u.text for u in e] for e in chosen] == [[best.unit.text]]
+
+
+def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost(idf):
     """"Employees of the China office follow 年假与请假制度" names the other quoted document by its title: that
-    document's quote answers and leads; the signpost stays, after it."""
+    document's quote answers and leads; the signpost stays, after it ("How long is maternity leave for the
+    China office?")."""
     from rag.judging.evidence import Evidence
     from rag.judging.extractive import choose_quotes
 
@@ -276,6 +336,7 @@ def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
     def chosen(title: str) -> list[list[str]]:
         evidence = Evidence([signpost, rule], [signpost.unit, rule.unit], languages=["en", "zh"],
                             sections=[("leave.docx", "Annual Leave Policy"), ("leave.md", f"{title} › 三、产假")])
+        _worded(evidence, "How long is maternity leave for the China office?", idf)
         return [[u.text for u in e] for e in choose_quotes(evidence, confirmed=("zh",), asked="en")]
 
     assert chosen("年假与请假制度") == [[rule.unit.text], [signpost.unit.text]]
@@ -283,8 +344,10 @@ def test_the_rule_a_quoted_signpost_names_comes_before_the_signpost():
     assert chosen("年假") == [[signpost.unit.text], [rule.unit.text]], "a title too short to name a document"
 
 
-def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_none():
-    """"In Shanghai, …": the China office's rule writes 上海, the global one other cities."""
+def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_none(idf):
+    """"In Shanghai, …": the China office's rule writes 上海, the global one other cities. (Asked of
+    "accommodation", which its chapter 住宿费 says: the dictionary's "hotel" is 酒店 or 宾馆, and asked of a
+    "hotel night" the China office's rule says none of the question's words.)"""
     from rag.judging.evidence import Evidence
     from rag.judging.extractive import choose_quotes
 
@@ -292,17 +355,20 @@ def test_a_quote_that_writes_the_name_asked_about_comes_before_one_that_writes_n
                    0.874)
     china = _scored(1, 0, "第七条 北京、上海每晚不超过六百元。", "paragraph", 0.864)
 
-    def chosen(names: dict[str, frozenset[str]]) -> list[str]:
+    def chosen(names: dict[str, frozenset[str]], where: str) -> list[str]:
         evidence = Evidence([best, china], [best.unit, china.unit], languages=["en", "zh"],
-                            sections=[("travel.md", "Travel"), ("差旅.md", "差旅报销制度")], names=names)
+                            sections=[("travel.md", "Travel"), ("差旅.md", "差旅报销制度 › 第三章 住宿费")],
+                            names=names)
+        _worded(evidence, f"How much accommodation is reimbursed per night{where}?", idf)
         return [e[0].text for e in choose_quotes(evidence, confirmed=("zh",), asked="en")]
 
-    assert chosen({"shanghai": frozenset({"shanghai", "上海"})}) == [china.unit.text, best.unit.text]
-    assert chosen({"london": frozenset({"london", "伦敦"})}) == [best.unit.text, china.unit.text], \
+    shanghai, london = frozenset({"shanghai", "上海"}), frozenset({"london", "伦敦"})
+    assert chosen({"shanghai": shanghai}, " in Shanghai") == [china.unit.text, best.unit.text]
+    assert chosen({"london": london}, " in London") == [best.unit.text, china.unit.text], \
         "the first writes a name asked about"
-    assert chosen({"shanghai": frozenset({"shanghai", "上海"}), "2027": frozenset({"2027"})}) == \
+    assert chosen({"shanghai": shanghai, "2027": frozenset({"2027"})}, " in Shanghai in 2027") == \
         [best.unit.text, china.unit.text], "no quote writes every name"
-    assert chosen({}) == [best.unit.text, china.unit.text]
+    assert chosen({}, "") == [best.unit.text, china.unit.text]
     # ... only the other language's answer: not a runner-up of the best one's language that names the place
     row = _scored(2, 0, "| 2026-06-10 | Portugal Day | Lisbon | Closed |", "row", 0.872)
     evidence = Evidence([best, row], [best.unit, row.unit], languages=["en", "zh", "en"],
@@ -339,3 +405,22 @@ def test_a_chinese_quote_whose_words_say_the_english_question_leads_only_what_le
     assert order(led)[0] == "第六百九十五"
     led.units[0].glossed, led.units[1].glossed = 0.0, 0.010
     assert order(led) == ["第六百九十五", "第二十九条 "], "the first does not lead by score alone"
+
+
+def test_an_other_language_quote_that_says_none_of_the_question_is_left_out_beside_a_loose_own_one():
+    """A Chinese question answered loosely in Chinese (its quote holds few of the question's key words): an
+    English team roster that the pool joined, saying none of them and translating none, is no second answer
+    ("我们几个项目想共用一套参数，有什么办法？" quoted apollo's contributor table under "摘自英文文档《Apollo 团队》")."""
+    from rag.judging.evidence import Evidence, ScoredUnit
+    from rag.judging.extractive import _sounding_alike_left_out
+    from rag.judging.quotable import Unit
+
+    own = Unit(0, 0, 20, "几个项目之间共享的配置", "sentence")
+    roster = Unit(1, 0, 30, "| GitHub ID | Name |\n|---|---|\n| jdoe | Jane Doe |", "row")
+    evidence = Evidence([ScoredUnit(own, 1.0, 0.2, said=0.2, said_under=0.2),
+                         ScoredUnit(roster, 0.0, 0.0, said=0.0, said_under=0.0, translated=0.0)],
+                        languages=["zh", "en"])
+    assert _sounding_alike_left_out([[own], [roster]], evidence, "zh") == [[own]]
+    # ... while an English quote that says the question's words, translated, stays beside it
+    evidence.units[1].said_under = 0.5
+    assert _sounding_alike_left_out([[own], [roster]], evidence, "zh") == [[own], [roster]]
