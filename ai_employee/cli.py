@@ -71,7 +71,8 @@ def _print_report(report: IndexReport) -> None:
         f"unchanged {report.unchanged}"
         + (f" · renamed {len(report.refiled)}" if report.refiled else "")
         + (f" (version or date updated: {len(report.metadata_updated)})" if report.metadata_updated else "")
-        + f" · newly embedded chunks {report.embedded} "
+        + f" · newly embedded chunks {report.embedded}"
+        + (f" and sentences {report.sentences_embedded}" if report.sentences_embedded else "") + " "
         f"({report.embedder}, embedder busy {report.embed_busy:.0%}) · dense index {report.dense_index}"
     )
     if report.roots:

@@ -43,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
-from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from benchmarks.question_sets import CORPORA, QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
 from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402
 from rag.config import Settings  # noqa: E402
@@ -185,7 +185,7 @@ def run_set(settings: Settings, qset: QuestionSet, pipelines: dict) -> list[dict
     for part in qset.parts:
         key = (str(part.docs), part.exclude, part.also)
         if key not in pipelines:  # each index once per run (squad2-zh reuses squad2's, lawref-en lawref's)
-            kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
+            kb = KnowledgeBase.for_dataset(seeded_settings(settings, part.tag_dir), part.tag_dir, list(part.exclude))
             began = time.perf_counter()
             built = kb.refresh([part.docs, *part.also], list(part.exclude))
             took = time.perf_counter() - began

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.answer_quality import seed_work_cache  # noqa: E402
 from benchmarks.calibrate_gate import auc, fit_logistic, threshold_for  # noqa: E402
-from benchmarks.common import save  # noqa: E402
+from benchmarks.common import save, seeded_settings  # noqa: E402
 from benchmarks.question_sets import is_answerable, load_set  # noqa: E402
 from rag.answering.context import AnswerContext  # noqa: E402
 from rag.config import Settings  # noqa: E402
@@ -123,7 +123,7 @@ def main() -> None:
     settings = Settings(data_dir=args.data_dir, _env_file=None)
     seed_work_cache(args.data_dir)
     part = load_set("squad2", args.limit).parts[0]
-    kb = KnowledgeBase.for_dataset(settings, part.tag_dir, list(part.exclude))
+    kb = KnowledgeBase.for_dataset(seeded_settings(settings, part.tag_dir), part.tag_dir, list(part.exclude))
     kb.refresh([part.docs], list(part.exclude))
     rows = asyncio.run(collect(make_pipeline(kb), part.rows))
     names = [k for k in rows[0] if k not in ("answerable", "article", "refused")]

@@ -41,7 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
-from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from rag.answering.meaning import IndexedMeaning  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import load_questions  # noqa: E402
@@ -264,7 +264,7 @@ def load_sets(args, settings: Settings) -> list[tuple[str, KnowledgeBase, list]]
     if "lawref" in wanted:
         lawref = DATASETS / "lawref"
         exclude = read_exclude_file(lawref / "refusal-exclude.txt")
-        kb = KnowledgeBase.for_dataset(settings, lawref, exclude)
+        kb = KnowledgeBase.for_dataset(seeded_settings(settings, lawref), lawref, exclude)
         kb.refresh([lawref / "docs"], exclude)
         answerable = [q for q in load_questions(lawref / "questions.jsonl")
                       if q.gold and not any(g.file in exclude for g in q.gold)]

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import rag.judging.scales  # noqa: E402
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
-from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from rag.answering.meaning import IndexedMeaning  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.judging import calibration  # noqa: E402
@@ -131,7 +131,7 @@ def main() -> None:
     settings = Settings(data_dir=args.data_dir, _env_file=None)
     kbs = {}
     for name in ("squad2", "lawref"):
-        kbs[name] = KnowledgeBase.for_dataset(settings, DATASETS / name, [])
+        kbs[name] = KnowledgeBase.for_dataset(seeded_settings(settings, DATASETS / name), DATASETS / name, [])
         kbs[name].refresh([DATASETS / name / "docs"], [])
     squad_en = [r["question"] for r in rows(DATASETS / "squad2" / "questions.jsonl") if r["answerable"]]
     squad_zh = [r["question"] for r in rows(DATASETS / "squad2" / "questions-zh.jsonl")]

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase  # noqa: E402
-from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from cache import MemoryCache  # noqa: E402
 from rag.candidates import CandidateFinder  # noqa: E402
 from rag.citations import MarkerRewriter, finalize  # noqa: E402
@@ -118,7 +118,7 @@ def main() -> None:
                 if line.strip()]
         rows = [r for r in rows if r.get("answerable", True) and r.get("gold")]
         rows = rows[: args.limit] if args.limit else rows
-        kb = KnowledgeBase.for_dataset(settings, dataset, [])
+        kb = KnowledgeBase.for_dataset(seeded_settings(settings, dataset), dataset, [])
         kb.refresh([dataset / "docs"], [])
         results["sets"][name] = run(name, kb, rows)
         print(name, json.dumps(results["sets"][name], ensure_ascii=False), flush=True)

@@ -15,6 +15,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 # BENCH_DATASETS: another folder laid out like ../shared/datasets (e.g. a slice of lawref, kept outside the
 # project) when the whole set would take too long to embed on the machine at hand.
 DATASETS = Path(os.environ.get("BENCH_DATASETS") or PROJECT.parent / "shared" / "datasets")
+LAWREF = DATASETS / "lawref"
 RESULTS = PROJECT / "benchmarks" / "results"
 
 
@@ -83,3 +84,13 @@ def cli(args: list[str], data_dir: Path, timed: bool = False,
             _, elapsed, max_kb = line.split()
             stats = {"wall_s": float(elapsed), "peak_rss_mb": round(int(max_kb) / 1024, 1)}
     return json.loads(done.stdout), stats
+
+
+def seeded_settings(settings, dataset: Path):
+    """`settings` for an index of `dataset`: lawref's is read by its passages' vectors alone unless
+    AIE_SENTENCE_SEARCH says otherwise. Its seeded vectors (lawref/embeddings) are the passages', not their
+    sentences', and embedding its 155,187 sentences takes about 1.5 hours on two cores (BENCHMARKS.md, dense
+    search by sentence)."""
+    if "AIE_SENTENCE_SEARCH" in os.environ or not Path(dataset).resolve().is_relative_to(LAWREF.resolve()):
+        return settings
+    return settings.model_copy(update={"sentence_search": False})

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
-from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
+from benchmarks.common import DATASETS, percentiles, save, seeded_settings  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import Gold, first_hit_rank, is_hit  # noqa: E402
 from rag.feedback import ANSWER, CitedChunk, FeedbackAdjuster, FeedbackRules, FeedbackStore, citation_target  # noqa: E402
@@ -50,7 +50,8 @@ class Loop:
     def __init__(self, settings: Settings, name: str, store_path: Path) -> None:
         store_path.unlink(missing_ok=True)
         dataset = DATASETS / name
-        self.kb = KnowledgeBase.for_dataset(settings.model_copy(update={"feedback_db": store_path}), dataset, [])
+        self.kb = KnowledgeBase.for_dataset(
+            seeded_settings(settings, dataset).model_copy(update={"feedback_db": store_path}), dataset, [])
         self.kb.refresh([dataset / "docs"], [])
         self.pipeline = make_pipeline(self.kb)
         self.store: FeedbackStore = self.kb.feedback

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
-from benchmarks.common import DATASETS, save  # noqa: E402
+from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.judging import calibration  # noqa: E402
 from rag.judging.calibration import fitted  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> None:
              "zh>en": ("squad2", squad_zh, sample(law_zh)), "en>zh": ("lawref", law_en, sample(squad_en))}
     results = {}
     for pair, (dataset, answerable, unrelated) in pairs.items():
-        kb = KnowledgeBase.for_dataset(settings, DATASETS / dataset, [])
+        kb = KnowledgeBase.for_dataset(seeded_settings(settings, DATASETS / dataset), DATASETS / dataset, [])
         kb.refresh([DATASETS / dataset / "docs"], [])
         pipeline = make_pipeline(kb)
         false, right = asyncio.run(refused(pipeline, answerable)), asyncio.run(refused(pipeline, unrelated))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rag.index.lexical_index import LexicalIndex
+from rag.index.sentences import SentenceVectors
 from rag.index.snapshot import Snapshot, SnapshotStore
 
 
@@ -67,4 +68,14 @@ def tiled_snapshot(real: Snapshot, copies: int, hnsw_threshold: int) -> Snapshot
     manifest = replace(real.manifest, version=f"{real.version}-x{copies}", chunk_count=size)
     glossed = tile_lexical(real.glossed, copies) if real.glossed is not None else None
     lexical = tile_lexical(real.lexical, copies)
-    return Snapshot(real.path, manifest, real.chunks * copies, dense, lexical, glossed)
+    return Snapshot(real.path, manifest, real.chunks * copies, dense, lexical, glossed,
+                    tile_sentences(real.sentences, copies))
+
+
+def tile_sentences(sentences: SentenceVectors | None, copies: int) -> SentenceVectors | None:
+    """`copies` × each passage's sentence vectors, perturbed as the passages' are (None: the index has none)."""
+    if sentences is None:
+        return None
+    counts = np.tile(np.diff(sentences.starts), copies)
+    vectors = tile_vectors(sentences.vectors, copies * len(sentences.vectors))
+    return SentenceVectors(vectors, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))

@@ -76,6 +76,9 @@ class Settings(BaseSettings):
 
     # Index and retrieval.
     hnsw_threshold: int = 50_000  # flat below (exact, ≤ ~10 ms at 60k), HNSW above: BENCHMARKS.md
+    # Each passage's sentences embedded too, and dense retrieval reading a passage by its best sentence as well
+    # as by its own vector (rag.index.sentences): about twice the embedding at index time (BENCHMARKS.md).
+    sentence_search: bool = True
     keep_snapshots: int = 2
     # "scores": weighted sum of min-max normalised scores (measured best on lawref and squad2, BENCHMARKS.md);
     # "rrf": weighted reciprocal rank fusion.

@@ -290,6 +290,7 @@ class KnowledgeBase:
             hnsw_threshold=self.settings.hnsw_threshold,
             keep_snapshots=self.settings.keep_snapshots,
             lock=lambda: self.index_lock(by),
+            sentences=self.settings.sentence_search,
         )
 
     @cached_property

@@ -24,6 +24,7 @@ from rag.index.embed_worker import EmbedWorker
 from rag.index.git_dates import commit_dates
 from rag.index.roots import indexed_paths, refiled_name
 from rag.index.search_index import IndexStore, SearchIndex
+from rag.index.sentences import SENTENCES_VERSION, SentenceVectors, unit_texts
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
 from rag.languages import passage_language
@@ -121,7 +122,8 @@ class IndexReport:
     metadata_updated: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     chunks: int = 0
-    embedded: int = 0
+    embedded: int = 0  # passages
+    sentences_embedded: int = 0  # their units (rag.index.sentences)
     embedder: str = ""
     dense_index: str = ""
     rebuild_reason: str | None = None
@@ -147,6 +149,7 @@ class _FileResult:
     record: FileRecord
     tokens: list[list[str]] = field(default_factory=list)
     glosses: list[list[str]] = field(default_factory=list)  # rag.bilingual.gloss, per chunk ([]: not glossed)
+    units: list[list[str]] = field(default_factory=list)  # per chunk, its units' embedded texts (sentences)
     metadata_updated: bool = False
     content: str = ""  # the digest of what the file holds, before what its source says of it (when parsed)
 
@@ -179,6 +182,7 @@ class IndexBuilder:
         hnsw_threshold: int = 50_000,
         keep_snapshots: int = 2,
         lock: Callable[[], AbstractContextManager] | None = None,
+        sentences: bool = True,
     ) -> None:
         self.store = store
         self.lock = lock or store.lock  # one build at a time: the data dir's file lock unless told otherwise
@@ -188,6 +192,8 @@ class IndexBuilder:
         self.chunker = chunker
         self.hnsw_threshold = hnsw_threshold
         self.keep_snapshots = keep_snapshots
+        # Each passage's units embedded too (rag.index.sentences): the manifest's `sentences` version, 0 for none
+        self.sentences = SENTENCES_VERSION if sentences and store.holds_sentences else 0
 
     def build(
         self,
@@ -226,9 +232,11 @@ class IndexBuilder:
         with self.lock() as held:
             if self.store.current_version() != base:
                 _log.info("another run published while this one prepared; preparing again on top of it")
-                embedded = prepared.report.embedded
+                embedded = prepared.report.embedded, prepared.report.sentences_embedded
                 prepared = prepare()
-                prepared.report.embedded += embedded  # found in the work cache the second time: still this run's
+                # found in the work cache the second time: still this run's
+                prepared.report.embedded += embedded[0]
+                prepared.report.sentences_embedded += embedded[1]
                 if prepared.results is None:
                     return prepared.report
             return self._publish(prepared, held, progress)
@@ -271,6 +279,7 @@ class IndexBuilder:
             sources, passed, carried = _discover_sources(declared, prev_manifest, prev_by_file)
             for result in carried:  # their BM25 tokens, aligned with their chunks (from the work cache)
                 result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result)
+                result.units = self._units(result.chunks)
         began = time.perf_counter()
         # A document its source dates (a git source's last commit, a page's version date) needs no git log.
         undated = [s for s in sources if not (s.meta and s.meta.date)]
@@ -294,6 +303,8 @@ class IndexBuilder:
             on_batch=lambda n: progress(IndexProgress("embed", worker.embedded, worker.queued)),
         ).start()
         try:
+            for result in carried:  # their sentences, when the live index has none of this version yet
+                self._queue_missing_vectors(result, worker, report)
             results = self._process_files(sources, prev_manifest, prev_by_file, reuse_chunks, git_dates, worker, report,
                                           progress, timings)
             if worker.queued:
@@ -305,7 +316,6 @@ class IndexBuilder:
             worker.abort()
             raise
         timings["embed"] = worker.busy_seconds
-        report.embedded = worker.embedded
         report.embed_busy = worker.busy_fraction
 
         results = carried + results
@@ -330,6 +340,7 @@ class IndexBuilder:
             and prev_manifest.exclude == exclude
             and prev_manifest.sources == declared_sources
             and prev_manifest.glossing == _glossing(results)
+            and prev_manifest.sentences == self.sentences
             and previous.scoped_terms
         ):
             report.version, report.chunks, report.up_to_date = previous.version, len(chunks), True
@@ -426,8 +437,9 @@ class IndexBuilder:
                 report.unchanged += 1
                 if result.metadata_updated:
                     report.metadata_updated.append(source.rel)
-            self._queue_missing_vectors(result.chunks, worker)
             began = time.perf_counter()
+            result.units = self._units(result.chunks)
+            self._queue_missing_vectors(result, worker, report)
             result.tokens, result.glosses = self._tokens(result.chunks), self._glosses(result)
             tokenize_time += time.perf_counter() - began
             results.append(result)
@@ -511,12 +523,16 @@ class IndexBuilder:
         record = replace(prev, languages=languages)
         return _FileResult(source, digest, chunks, record, metadata_updated=True)
 
-    def _queue_missing_vectors(self, chunks: list[Chunk], worker: EmbedWorker) -> None:
-        texts = list(dict.fromkeys(c.indexed_text for c in chunks))
-        have = self.cache.get_vectors(self.embedder.model_id, (text_key(t) for t in texts))
-        missing = [t for t in texts if text_key(t) not in have]
-        if missing:
-            worker.submit(missing)
+    def _units(self, chunks: list[Chunk]) -> list[list[str]]:
+        return [unit_texts(c) for c in chunks] if self.sentences else [[] for _ in chunks]
+
+    def _queue_missing_vectors(self, result: _FileResult, worker: EmbedWorker, report: IndexReport) -> None:
+        """Queue the passages and units of `result` the work cache has no vector of, counted in `report`."""
+        passages = list(dict.fromkeys(c.indexed_text for c in result.chunks))
+        units = list(dict.fromkeys(t for texts in result.units for t in texts))
+        have = self.cache.get_vectors(self.embedder.model_id, (text_key(t) for t in passages + units))
+        report.embedded += worker.submit([t for t in passages if text_key(t) not in have])
+        report.sentences_embedded += worker.submit([t for t in units if text_key(t) not in have])
 
     def _assemble(
         self,
@@ -536,6 +552,7 @@ class IndexBuilder:
         vectors = np.vstack([vectors_by_key[k] for k in keys]).astype(np.float32)
         if vectors.shape[1] != self.embedder.dim:
             raise RuntimeError(f"embedder returned dimension {vectors.shape[1]}, expected {self.embedder.dim}")
+        sentences = self._sentence_vectors(results, chunks) if self.sentences else None
         timings["load_vectors"] = time.perf_counter() - began
 
         now = datetime.now(timezone.utc)
@@ -555,6 +572,7 @@ class IndexBuilder:
             skipped=skipped,
             exclude=exclude,  # remembered so a refresh without arguments indexes the same set
             glossing=_glossing(results),
+            sentences=self.sentences,
         )
         tokens = [t for r in results for t in r.tokens]
         if len(tokens) != len(chunks):  # BM25 rows must be the chunks' rows
@@ -562,7 +580,21 @@ class IndexBuilder:
         glosses = [g for r in results for g in r.glosses]
         if len(glosses) != len(chunks):
             raise RuntimeError(f"{len(glosses)} glosses for {len(chunks)} chunks")
-        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold, glosses=glosses)
+        return IndexBuild(manifest, chunks, vectors, tokens, self.hnsw_threshold, glosses=glosses,
+                          sentences=sentences)
+
+    def _sentence_vectors(self, results: list[_FileResult], chunks: list[Chunk]) -> SentenceVectors:
+        units = [texts for r in results for texts in r.units]
+        if len(units) != len(chunks):  # sentence rows must be the chunks' rows
+            raise RuntimeError(f"units of {len(units)} chunks for {len(chunks)} chunks")
+        keys = [[text_key(t) for t in texts] for texts in units]
+        found = self.cache.get_vectors(self.embedder.model_id, (k for row in keys for k in row))
+        missing = sum(k not in found for row in keys for k in row)
+        if missing:
+            raise RuntimeError(f"embeddings missing for {missing} sentence(s)")
+        dim = self.embedder.dim
+        return SentenceVectors.of([np.vstack([found[k] for k in row]) if row else np.zeros((0, dim), np.float32)
+                                   for row in keys], dim)
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]

@@ -56,7 +56,8 @@ class EmbedWorker:
         self._thread.start()
         return self
 
-    def submit(self, texts: list[str]) -> None:
+    def submit(self, texts: list[str]) -> int:
+        """Queue `texts` to embed; how many of them were not queued already."""
         if self._error is not None:
             raise self._error
         fresh = [t for t in dict.fromkeys(texts) if t not in self._submitted]  # files sharing a passage: once
@@ -64,6 +65,7 @@ class EmbedWorker:
         for text in fresh:
             self._queue.put(text)
         self.queued += len(fresh)
+        return len(fresh)
 
     def finish(self) -> None:
         """Wait until every queued text is embedded and stored; re-raise the worker's error."""

@@ -151,6 +151,41 @@ def create_chunk_collection(client: Any, name: str, dim: int, hnsw: bool, glosse
     client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
 
 
+# Each chunk collection's passages' units (rag.index.sentences) live in a sibling collection of this suffix:
+# one row per unit, keyed `<chunk id>#<n>`, with its chunk's id to find (and delete) a passage's units by.
+SENTENCES_SUFFIX = "_sentences"
+
+
+def sentences_of(collection: str) -> str:
+    return f"{collection}{SENTENCES_SUFFIX}"
+
+
+def create_sentence_collection(client: Any, name: str, dim: int) -> None:
+    """The units' vectors of a chunk collection, searched among a few chunks' units at a time (`chunks_filter`):
+    an exact (FLAT) index, and one on the chunk id for the filter (Milvus Lite accepts it and scans)."""
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=160)
+    schema.add_field("chunk", DataType.VARCHAR, max_length=128)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+    index = client.prepare_index_params()
+    index.add_index("dense", index_type="FLAT", metric_type="IP")  # Milvus loads no collection without one
+    index.add_index("chunk", index_type="INVERTED")
+    call(client.create_collection, name, schema=schema, index_params=index, consistency_level="Strong")
+
+
+def sentence_rows(chunk_id: str, vectors: Any) -> list[dict[str, Any]]:
+    """The rows of one passage's units (their vectors in order)."""
+    return [{"id": f"{chunk_id}#{n}", "chunk": chunk_id, "dense": [float(x) for x in vector]}
+            for n, vector in enumerate(vectors)]
+
+
+def chunks_filter(ids: list[str]) -> str:
+    """The units of the chunks `ids` (in a sentence collection)."""
+    return f"chunk in [{', '.join(quote(i) for i in ids)}]"
+
+
 def normalise(text: str) -> str:
     """What BM25 reads, as our own tokenizer reads it: width-normalised and lower-cased."""
     return unicodedata.normalize("NFKC", text).lower()

@@ -16,6 +16,7 @@ from rag.index.milvus_schema import (
     CHUNK_FIELDS,
     HNSW_EF,
     call,
+    chunks_filter,
     gloss_text,
     ids_filter,
     normalise,
@@ -27,6 +28,7 @@ from rag.lexical import Idf, scoped_idf, tokenize
 from rag.types import EVERYTHING, Chunk, Scope
 
 _CACHED_CHUNKS = 4096
+_UNITS_QUERY = 100  # chunks whose units one search reads
 
 
 Place = tuple[str, tuple[str, ...]]  # a passage's collection and access list
@@ -102,7 +104,7 @@ class _Chunks:
 
 class MilvusSnapshot:
     def __init__(self, client: Any, collection: str, manifest: Manifest, terms: TermCounts,
-                 gloss_terms: TermCounts | None = None) -> None:
+                 gloss_terms: TermCounts | None = None, sentences: str | None = None) -> None:
         self.client = client
         self.collection = collection  # searched by name, not alias: one query sees one version
         self.manifest = manifest
@@ -110,6 +112,7 @@ class MilvusSnapshot:
         self.gloss_terms = gloss_terms  # the glosses' document frequencies (None: no glosses)
         self._cache: OrderedDict[str, tuple[Chunk, np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
+        self.sentences = sentences  # the passages' units' collection (rag.index.sentences; None: none)
         described = {f["name"] for f in call(client.describe_collection, collection).get("fields", [])}
         self.fields = [f for f in CHUNK_FIELDS if f in described]
         # Written before collections and access lists: a collection is then its first folder (no lists yet).
@@ -206,6 +209,22 @@ class MilvusSnapshot:
         # BM25 of exactly these chunks: a search restricted to them returns each one's score.
         bm25 = dict(self._bm25(normalise(query), len(keys), ids_filter(keys)))
         return {"dense": dense, "bm25": {key: bm25.get(key, 0.0) for key in keys}}
+
+    def sentence_scores(self, keys: list[str], vector: np.ndarray) -> dict[str, float]:
+        """Each key's best unit cosine, found in Milvus: a search among the keys' units grouped by chunk returns
+        each chunk's closest unit (FLAT: exact), nothing but that score crossing the wire."""
+        if self.sentences is None or not keys:
+            return {}
+        query_vector = np.asarray(vector, dtype=np.float32).tolist()
+        wanted = list(dict.fromkeys(keys))
+        best: dict[str, float] = {}
+        for start in range(0, len(wanted), _UNITS_QUERY):
+            part = wanted[start : start + _UNITS_QUERY]
+            found = call(self.client.search, self.sentences, data=[query_vector], anns_field="dense",
+                         limit=len(part), filter=chunks_filter(part), group_by_field="chunk", group_size=1,
+                         output_fields=["chunk"], search_params={"metric_type": "IP"})
+            best.update((hit["entity"]["chunk"], float(hit["distance"])) for hit in found[0])
+        return best
 
     def chunks_at(self, keys: list[str]) -> list[Chunk]:
         found = self.fetch(keys)

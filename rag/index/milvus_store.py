@@ -2,6 +2,8 @@
 
     <name>                  alias of the live collection: a rebuild fills a new collection, then moves it
     <name>_v<version>       one collection per full build; an incremental reindex upserts and deletes in it
+    <name>_v<version>_sentences   its passages' units' vectors (rag.index.sentences), by chunk id; replaced
+                            per touched chunk with it, dropped with it
     <name>_meta             per collection: `live/<collection>` → its current version; per version: the
                             manifest and BM25 term statistics (gzip + base64 in VARCHAR parts)
 
@@ -14,9 +16,11 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import logging
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,13 +28,18 @@ from typing import Any
 import numpy as np
 
 from rag.index.milvus_schema import (
+    SENTENCES_SUFFIX,
     MilvusConfig,
     call,
+    chunks_filter,
     connect,
     create_chunk_collection,
+    create_sentence_collection,
     chunk_row,
     ids_filter,
     quote,
+    sentence_rows,
+    sentences_of,
 )
 from rag.index.milvus_search import MilvusSnapshot, TermCounts
 from rag.index.snapshot import IndexBuild, IndexNotFoundError, Manifest, _IndexLock
@@ -38,9 +47,12 @@ from rag.index.snapshot import IndexBuild, IndexNotFoundError, Manifest, _IndexL
 _BATCH = 1000
 _NOT_FOUND = 100  # Milvus' error code for a missing collection or alias
 _PART = 60_000  # characters of base64 per meta row (ASCII: under the VARCHAR byte limit)
+_log = logging.getLogger(__name__)
 
 
 class MilvusStore:
+    holds_sentences = True  # a collection's sibling holds its passages' units' vectors (rag.index.sentences)
+
     def __init__(self, config: MilvusConfig, index_dir: Path, name: str = "aie") -> None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,150}", name):
             raise ValueError(f"invalid Milvus collection name {name!r}: letters, digits and _ only")
@@ -93,7 +105,14 @@ class MilvusStore:
             self.current_path()  # raises the usual "no index" error
         manifest, terms, gloss_terms = self._read_meta(version)
         self._load(collection)
-        return MilvusSnapshot(self.client, collection, manifest, terms, gloss_terms)
+        sentences = sentences_of(collection) if manifest.sentences else None
+        if sentences is not None and not call(self.client.has_collection, sentences):
+            _log.warning("Milvus collection %s is missing: %s reads passages without their sentences until "
+                         "the next index run adds them", sentences, collection)
+            manifest.sentences, sentences = 0, None  # (the next run sees none and writes them)
+        if sentences is not None:
+            self._load(sentences)
+        return MilvusSnapshot(self.client, collection, manifest, terms, gloss_terms, sentences)
 
     def _version_of(self, collection: str) -> str | None:
         self._load(self.meta)
@@ -133,8 +152,11 @@ class MilvusStore:
         began = time.perf_counter()
         previous = build.previous if isinstance(build.previous, MilvusSnapshot) else None
         if previous is not None and (previous.legacy
-                                     or (build.manifest.glossing and not previous.gloss_field)):
-            # written by an older version (no collection or access fields), or without glosses: a new collection
+                                     or (build.manifest.glossing and not previous.gloss_field)
+                                     or previous.manifest.sentences != build.manifest.sentences):
+            # written by an older version (no collection or access fields), without glosses, or with other
+            # sentence vectors (none, another version) than this build's: a new collection (the passages'
+            # vectors come from the work cache: nothing is embedded again)
             previous = None
         if previous is not None:
             collection = previous.collection
@@ -148,7 +170,12 @@ class MilvusStore:
                                     glossed=bool(build.manifest.glossing))
             self._insert(collection, build.chunks, build.vectors,
                          self._glosses(build, None, bool(build.manifest.glossing)), upsert=False)
+            if build.sentences is not None:
+                create_sentence_collection(self.client, sentences_of(collection), int(build.vectors.shape[1]))
+                self._insert_units(sentences_of(collection), build, range(len(build.chunks)))
         call(self.client.flush, collection)
+        if build.sentences is not None:
+            call(self.client.flush, sentences_of(collection))
         timings["milvus_write"] = time.perf_counter() - began
         began = time.perf_counter()
         self._write_meta(collection, build)
@@ -166,6 +193,29 @@ class MilvusStore:
         gone = sorted(previous_ids - {c.id for c in build.chunks})
         for start in range(0, len(gone), _BATCH):
             call(self.client.delete, collection, filter=ids_filter(gone[start : start + _BATCH]))
+        if build.sentences is not None:  # the touched chunks' units replaced, the removed ones' deleted
+            sentences = sentences_of(collection)
+            replaced = sorted({build.chunks[i].id for i in rows} | set(gone))
+            for start in range(0, len(replaced), _BATCH):
+                call(self.client.delete, sentences, filter=chunks_filter(replaced[start : start + _BATCH]))
+            self._insert_units(sentences, build, rows)
+
+    @staticmethod
+    def _unit_rows(build: IndexBuild, rows: Iterable[int]) -> Iterator[dict[str, Any]]:
+        starts, vectors = build.sentences.starts, build.sentences.vectors
+        for row in rows:
+            yield from sentence_rows(build.chunks[row].id, vectors[int(starts[row]) : int(starts[row + 1])])
+
+    def _insert_units(self, collection: str, build: IndexBuild, rows: Iterable[int]) -> None:
+        """The units of `build`'s chunks at `rows`, in batches."""
+        batch: list[dict[str, Any]] = []
+        for unit in self._unit_rows(build, rows):
+            batch.append(unit)
+            if len(batch) == _BATCH:
+                call(self.client.insert, collection, batch)
+                batch = []
+        if batch:
+            call(self.client.insert, collection, batch)
 
     @staticmethod
     def _glosses(build: IndexBuild, rows: list[int] | None, glossed: bool) -> list[list[str]] | None:
@@ -229,8 +279,16 @@ class MilvusStore:
             call(self.client.create_alias, collection, self.alias)
 
     def _collections(self) -> list[str]:
+        """The chunk collections (not their sentences'), newest first."""
         pattern = re.compile(rf"{re.escape(self.alias)}_v\w+")
-        return sorted((c for c in call(self.client.list_collections) if pattern.fullmatch(c)), reverse=True)
+        return sorted((c for c in call(self.client.list_collections)
+                       if pattern.fullmatch(c) and not c.endswith(SENTENCES_SUFFIX)), reverse=True)
+
+    def _drop(self, collection: str) -> None:
+        """A chunk collection and its sentences' (the sentences first: they are nothing without it)."""
+        if call(self.client.has_collection, sentences_of(collection)):
+            call(self.client.drop_collection, sentences_of(collection))
+        call(self.client.drop_collection, collection)
 
     def _prune(self, keep: int) -> None:
         """Drop all but the `keep` newest collections (never the live one) and the metadata of dropped
@@ -238,7 +296,7 @@ class MilvusStore:
         live = self.live_collection()
         for collection in self._collections()[max(keep, 1) :]:
             if collection != live:
-                call(self.client.drop_collection, collection)
+                self._drop(collection)
                 call(self.client.delete, self.meta, filter=f"collection == {quote(collection)}")
         pointers = call(self.client.query, self.meta, filter="part == -1", output_fields=["collection", "body"])
         current = {r["collection"]: r["body"] for r in pointers}
@@ -260,5 +318,10 @@ class MilvusStore:
             pointed = {r["collection"] for r in rows}
         stale = [c for c in self._collections() if c not in pointed]
         for collection in stale:
-            call(self.client.drop_collection, collection)
+            self._drop(collection)
+        kept = set(self._collections())  # and sentences whose chunk collection is gone
+        for name in call(self.client.list_collections):
+            if name.endswith(SENTENCES_SUFFIX) and name.startswith(f"{self.alias}_v") \
+                    and name[: -len(SENTENCES_SUFFIX)] not in kept:
+                call(self.client.drop_collection, name)
         return stale

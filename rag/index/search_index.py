@@ -80,12 +80,19 @@ class SearchIndex(Protocol):
         """Cosine ("dense") and BM25 ("bm25") score of each key, whichever retriever found it."""
         ...
 
+    def sentence_scores(self, keys: list[Hashable], vector: np.ndarray) -> dict[Hashable, float]:
+        """Each key's best unit cosine to `vector` (rag.index.sentences); keys without units, and every key of
+        an index written without them, are left out."""
+        ...
+
     def chunks_at(self, keys: list[Hashable]) -> list[Chunk]: ...
 
 
 class IndexStore(Protocol):
     """Where the live index is published: rag.index.snapshot.SnapshotStore (a directory of snapshots) or
     rag.index.milvus_store.MilvusStore (collections behind an alias)."""
+
+    holds_sentences: bool  # whether it keeps a build's sentence vectors (rag.index.sentences)
 
     def current_version(self) -> str | None: ...
 

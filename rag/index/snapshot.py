@@ -36,6 +36,7 @@ from rag.types import EVERYTHING, Chunk, Scope, collection_of
 if TYPE_CHECKING:
     from rag.index.dense import DenseIndex
     from rag.index.lexical_index import LexicalIndex
+    from rag.index.sentences import SentenceVectors
 
 _log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -93,6 +94,7 @@ class Manifest:
     format: int = FORMAT_VERSION
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # declared source -> type, collection, root
     glossing: str = ""  # rag.bilingual.gloss_name of the passages' glosses in a BM25 of their own ("": none)
+    sentences: int = 0  # rag.index.sentences.SENTENCES_VERSION of the passages' unit vectors (0: none)
 
     def collection(self, name: str) -> str:
         """The collection of the indexed file `name` (also when it is no longer indexed, by its source)."""
@@ -139,6 +141,7 @@ class IndexBuild:
     touched_files: set[str] = field(default_factory=set)  # added, changed or re-dated since `previous`
     previous: Any = None  # the live SearchIndex of this store, when the chunks of unchanged files are its own
     glosses: list[list[str]] = field(default_factory=list)  # each chunk's rag.bilingual.gloss ([]: none)
+    sentences: Any = None  # each chunk's units' vectors (rag.index.sentences.SentenceVectors; None: none)
 
 
 @dataclass
@@ -149,6 +152,7 @@ class Snapshot:
     dense: DenseIndex
     lexical: LexicalIndex
     glossed: LexicalIndex | None = None  # BM25 over the passages' glosses (rag.bilingual.gloss)
+    sentences: SentenceVectors | None = None  # the passages' units' vectors (rag.index.sentences)
     # The rows each of the scopes last asked may see (_allowed_mask)
     _masks: LRUCache = field(default_factory=lambda: LRUCache(maxsize=KEPT_MASKS), init=False, repr=False,
                              compare=False)
@@ -273,6 +277,9 @@ class Snapshot:
             "bm25": {int(r): float(v) for r, v in zip(rows, lexical)},
         }
 
+    def sentence_scores(self, keys: list[int], vector: np.ndarray) -> dict[int, float]:
+        return self.sentences.best(keys, vector) if self.sentences is not None else {}
+
     def chunks_at(self, keys: list[int]) -> list[Chunk]:
         return [self.chunks[row] for row in keys]
 
@@ -285,6 +292,8 @@ class Snapshot:
         self.lexical.save(self.path)
         if self.glossed is not None:
             self.glossed.save(self.path, GLOSS_DIR)
+        if self.sentences is not None:
+            self.sentences.save(self.path)
         # The manifest goes last: a directory without one is never treated as complete.
         _write_atomic(self.path / "manifest.json", self.manifest.to_json())
 
@@ -292,18 +301,21 @@ class Snapshot:
     def load(cls, path: Path) -> Snapshot:
         from rag.index.dense import DenseIndex
         from rag.index.lexical_index import LexicalIndex
+        from rag.index.sentences import SentenceVectors
 
         manifest = read_manifest(path)
         chunks = list(read_chunks(path))
         dense = DenseIndex.load(path)
         lexical = LexicalIndex.load(path, len(chunks))
         glossed = LexicalIndex.load(path, len(chunks), GLOSS_DIR) if manifest.glossing else None
-        if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count):
+        sentences = SentenceVectors.load(path) if manifest.sentences else None
+        if not (len(chunks) == dense.size == lexical.size == manifest.chunk_count) or (
+                manifest.sentences and (sentences is None or sentences.passages != len(chunks))):
             raise IndexNotFoundError(f"snapshot {path.name} is inconsistent; run `ai-employee index` again")
         if any(record.metadata_version < ACCESS_LISTS_SINCE for record in manifest.files.values()):
             _log.warning("index %s was built before access lists were read: documents' access lists apply "
                          "from the next reindex (`ai-employee index` or /reindex)", manifest.version)
-        return cls(path, manifest, chunks, dense, lexical, glossed)
+        return cls(path, manifest, chunks, dense, lexical, glossed, sentences)
 
 
 def read_chunks(path: Path) -> Iterator[Chunk]:
@@ -352,6 +364,8 @@ def _fsync_tree(path: Path) -> None:
 
 
 class SnapshotStore:
+    holds_sentences = True  # writes a build's sentence vectors (rag.index.sentences) beside its passages'
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.snapshots = data_dir / "snapshots"
@@ -393,7 +407,8 @@ class SnapshotStore:
         dense = DenseIndex.build(build.vectors, build.hnsw_threshold)
         timings["faiss"] = time.perf_counter() - began
         build.manifest.dense_index = dense.kind
-        snapshot = Snapshot(self.new_build_dir(), build.manifest, build.chunks, dense, lexical, glossed)
+        snapshot = Snapshot(self.new_build_dir(), build.manifest, build.chunks, dense, lexical, glossed,
+                            build.sentences)
         began = time.perf_counter()
         snapshot.save()
         self.publish(snapshot.path, snapshot.version, keep)

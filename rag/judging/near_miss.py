@@ -20,6 +20,7 @@ from rag.languages import codes_in, is_known, script_language, stop_words
 from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.judging import calibration
 from rag.judging.qualifiers import absent_qualifiers, doer_of
+from rag.judging.quotable import embedded_unit_text
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
 from rag.synonyms import asks, is_key, light_verbs_object
@@ -70,8 +71,8 @@ _POSSESSIVE = re.compile(r"['’]s$")
 
 
 def embedded_text(scored: ScoredUnit, sources: list[Chunk]) -> str:
-    """A unit as it is embedded: with its passage's title and headings, as passages are indexed."""
-    return f"{sources[scored.unit.source].context}\n{scored.unit.matched_text}"
+    """A scored unit as it is embedded (rag.judging.quotable.embedded_unit_text)."""
+    return embedded_unit_text(sources[scored.unit.source], scored.unit)
 
 
 def missing_terms(question: str, language: str, question_terms: list[str], sources: list[Chunk],
@@ -127,7 +128,7 @@ def _vocabulary(units: list[ScoredUnit], sources: list[Chunk], language: str) ->
     that can name something: not function words, numbers or codes."""
     seen: dict[str, None] = {}
     for scored in units:
-        text = f"{sources[scored.unit.source].context}\n{scored.unit.matched_text}"
+        text = embedded_text(scored, sources)
         for word in words(text):
             lowered = word.lower()
             if len(lowered) < 2 or function_word(lowered) or not lowered.isalpha():

@@ -49,6 +49,11 @@ class Unit:
         return self.text.rsplit("\n", 1)[-1] if self.kind == "row" else self.text
 
 
+def embedded_unit_text(chunk: Chunk, unit: Unit) -> str:
+    """A unit of `chunk` as it is embedded: with its passage's title and headings, as passages are indexed."""
+    return f"{chunk.context}\n{unit.matched_text}"
+
+
 def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit]:
     """The units of one passage; `following` counts from `first_index` (the list they are appended to)."""
     if chunk.navigation:

@@ -39,7 +39,9 @@ def statutes_kb(tmp_path_factory, questions):
         shutil.copyfile(LAWREF / "docs" / rel, docs / rel)
     data_dir = tmp_path_factory.mktemp("statutes-data")
     shutil.copyfile(DATASETS / "lawref" / "embeddings" / "cache.sqlite3", data_dir / "cache.sqlite3")
-    kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None), data_dir / "index")
+    # The precomputed vectors are the passages', not their sentences': embedding these would take most of
+    # the suite's time (tests/rag/index/test_sentences.py reads passages by their sentences on real statutes).
+    kb = KnowledgeBase(Settings(data_dir=data_dir, _env_file=None, sentence_search=False), data_dir / "index")
     build(kb, [docs])
     yield kb
     kb.retriever.close()

@@ -12,12 +12,16 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
 from rag.evaluation import first_hit_rank, load_questions
+from rag.index import milvus_search
+from rag.index.milvus_schema import chunks_filter, create_sentence_collection, sentences_of
 from rag.index.milvus_store import MilvusStore
+from rag.index.sentences import SENTENCES_VERSION, unit_texts
 from tests.conftest import HANDBOOK, cli_env
 from tests.lawref_subset import DISTRACTORS, GOLD_FILES, TOURISM, make_subset
 from tests.processes import MilvusLiteServer
@@ -45,12 +49,23 @@ def recall_at(kb: KnowledgeBase, questions, k: int) -> float:
     return sum(r is not None for r in ranks) / len(ranks)
 
 
+def unit_count(kb: KnowledgeBase) -> int:
+    """The rows of the live collection's sentences (rag.index.sentences)."""
+    store: MilvusStore = kb.store
+    return store.client.get_collection_stats(sentences_of(store.live_collection()))["row_count"]
+
+
 def test_milvus_finds_what_faiss_finds_on_lawref(settings, lawref, tmp_path):
     faiss_kb = KnowledgeBase(settings, tmp_path / "faiss")
     milvus = milvus_kb(settings, tmp_path)
-    faiss_kb.refresh([lawref / "docs"])
     report = milvus.refresh([lawref / "docs"])
+    on_faiss = faiss_kb.refresh([lawref / "docs"])
     assert report.dense_index == "milvus-flat" and report.chunks == faiss_kb.retriever.snapshot.manifest.chunk_count
+    # Milvus holds the passages' sentences as FAISS does: the ones it embedded are all FAISS needed
+    units = len(faiss_kb.retriever.snapshot.sentences.vectors)
+    assert 0 < report.sentences_embedded + report.embedded and report.sentences_embedded <= units
+    assert on_faiss.embedded == on_faiss.sentences_embedded == 0
+    assert milvus.retriever.snapshot.manifest.sentences == SENTENCES_VERSION and unit_count(milvus) == units
     questions = load_questions(lawref / "questions.jsonl")
     assert len(questions) >= 20
     for k in (1, 10):
@@ -141,7 +156,10 @@ def test_a_rebuild_switches_the_alias_while_queries_run(settings, lawref, tmp_pa
     assert first.version in seen and store.current_version() == third.version
     assert store.live_collection() != first_collection
     kept = [c for c in store.client.list_collections() if c.startswith(f"{store.alias}_v")]
-    assert len(kept) == 2 and first_collection not in kept  # AIE_KEEP_SNAPSHOTS
+    chunk_collections = [c for c in kept if not c.endswith("_sentences")]
+    assert len(chunk_collections) == 2 and first_collection not in kept  # AIE_KEEP_SNAPSHOTS
+    assert sorted(kept) == sorted([*chunk_collections, *map(sentences_of, chunk_collections)]), \
+        "a dropped collection's sentences are dropped with it"
 
 
 def test_incremental_reindex_upserts_the_changed_file_and_deletes_the_removed_one(settings, docs, tmp_path):
@@ -259,3 +277,108 @@ def test_chinese_passages_glosses_are_searched_as_on_faiss_and_arrive_with_the_f
     assert store.client.get_collection_stats(store.live_collection())["row_count"] == report.chunks
     hits = milvus.retriever.search("Do I need my passport on my first day?", top_k=5)
     assert any("passport" in h.chunk.text for h in hits) and all("glossed" not in h.ranks for h in hits)
+
+
+def test_milvus_reads_each_passage_by_its_best_sentence_as_faiss_does(settings, lawref, tmp_path, monkeypatch):
+    faiss_kb = KnowledgeBase(settings, tmp_path / "faiss")
+    milvus = milvus_kb(settings, tmp_path)
+    faiss_kb.refresh([lawref / "docs"])
+    milvus.refresh([lawref / "docs"])
+    faiss, stored = faiss_kb.retriever.snapshot, milvus.retriever.snapshot
+    question = "导游擅自增加购物次数，旅游者能要求什么赔偿？"
+    vector = np.asarray(faiss_kb.index_embedder.embed_queries([question])[0], dtype=np.float32)
+    rows = [row for row, _ in faiss.dense_ranking(vector, 20, None)]  # candidates, as retrieval asks
+    ids = [faiss.chunks[row].id for row in rows]
+    expected = {faiss.chunks[row].id: score for row, score in faiss.sentence_scores(rows, vector).items()}
+    found = stored.sentence_scores(ids, vector)
+    assert len(expected) >= 15 and found.keys() == expected.keys()
+    assert all(abs(found[key] - expected[key]) <= 1e-5 for key in expected), (found, expected)
+    # ... every passage's, asked in more chunks than one search reads, and stored in order
+    everything = [c.id for c in faiss.chunks]
+    monkeypatch.setattr(milvus_search, "_UNITS_QUERY", 7)
+    every_best = {faiss.chunks[row].id: score
+                  for row, score in faiss.sentence_scores(list(range(len(everything))), vector).items()}
+    assert len(everything) > 7 and stored.sentence_scores(everything, vector) == pytest.approx(every_best, abs=1e-5)
+    rows = milvus.store.client.query(stored.sentences, filter=chunks_filter(everything), output_fields=["*"])
+    for row, chunk_id in enumerate(everything):
+        start, end = faiss.sentences.starts[row], faiss.sentences.starts[row + 1]
+        mine = sorted((int(r["id"].rsplit("#", 1)[1]), r["dense"]) for r in rows if r["chunk"] == chunk_id)
+        assert [n for n, _ in mine] == list(range(end - start)), chunk_id
+        assert end == start or np.allclose([v for _, v in mine], faiss.sentences.vectors[start:end], atol=1e-6)
+    # and the hybrid search ranks as FAISS does with them
+    assert [h.chunk.id for h in milvus.retriever.search(question, top_k=5)] == \
+        [h.chunk.id for h in faiss_kb.retriever.search(question, top_k=5)]
+
+
+def test_incremental_reindex_replaces_the_changed_file_s_sentences_and_deletes_the_removed_one_s(settings, docs,
+                                                                                                   tmp_path):
+    kb = milvus_kb(settings, tmp_path)
+    kb.refresh([docs])
+    store: MilvusStore = kb.store
+    collection = store.live_collection()
+    changed, removed = docs / GOLD_FILES[0], docs / DISTRACTORS[0]
+    before = kb.retriever.snapshot
+    text = changed.read_text(encoding="utf-8")
+    # One sentence of the changed file, said otherwise
+    old = next(c for c in before.chunks if c.file == GOLD_FILES[0] and "安全保障义务" in c.text)
+    old_unit = next(t for t in unit_texts(old) if "安全保障义务" in t)
+    sentence = old_unit.rsplit("\n", 1)[-1]
+    assert text.count(sentence) == 1
+    embed = kb.index_embedder.embed_passages
+    old_vector = np.asarray(embed([old_unit])[0], np.float32)
+    assert before.sentence_scores([old.id], old_vector)[old.id] == pytest.approx(1.0, abs=1e-5)
+    new_sentence = "热气球观光项目的经营者应当为每位乘客配备降落伞，并在起飞前讲解使用方法。"
+    changed.write_text(text.replace(sentence, new_sentence), encoding="utf-8")
+    gone = [c.id for c in before.chunks if c.file == DISTRACTORS[0]]
+    removed.unlink()
+    report = kb.refresh(None)
+    assert report.changed == [GOLD_FILES[0]] and report.removed == [DISTRACTORS[0]]
+    assert report.sentences_embedded >= 1 and store.live_collection() == collection  # updated in place
+    after = kb.retriever.snapshot
+    chunks = list(after.chunks)
+    assert unit_count(kb) == sum(len(unit_texts(c)) for c in chunks), "no unit of an old passage is left"
+    # the edited sentence is found: its passage's best unit is its very vector
+    edited = next(c for c in chunks if new_sentence in c.text)
+    new_unit = next(t for t in unit_texts(edited) if new_sentence in t)
+    assert after.sentence_scores([edited.id], np.asarray(embed([new_unit])[0], np.float32))[edited.id] == \
+        pytest.approx(1.0, abs=1e-5)
+    # ... and the old sentence's vector is no passage's any more
+    best = after.sentence_scores([c.id for c in chunks], old_vector)
+    assert best and max(best.values()) < 0.999
+    # the removed file's units are deleted
+    assert gone and store.client.query(sentences_of(collection), filter=chunks_filter(gone),
+                                       output_fields=["id"]) == []
+    assert kb.refresh(None).up_to_date
+
+
+def test_a_collection_without_sentences_gets_them_on_the_next_run_without_embedding_its_passages(settings,
+                                                                                                   tmp_path):
+    """A collection written without sentence vectors (AIE_SENTENCE_SEARCH=false, or before Milvus held them)
+    reads as having none; the next run adds them, passages' vectors from the work cache."""
+    without = milvus_kb(settings, tmp_path, sentence_search=False)
+    first = without.refresh([HANDBOOK])
+    store: MilvusStore = without.store
+    old = store.live_collection()
+    snapshot = without.retriever.snapshot
+    assert snapshot.manifest.sentences == 0 and not store.client.has_collection(sentences_of(old))
+    assert snapshot.sentence_scores([c.id for c in snapshot.chunks], snapshot.vector(first_id(snapshot))) == {}
+    again = milvus_kb(settings, tmp_path).refresh(None)
+    assert not again.up_to_date and again.embedded == 0 and again.rebuild_reason is None
+    kb = milvus_kb(settings, tmp_path)
+    snapshot = kb.retriever.snapshot
+    assert snapshot.manifest.sentences == SENTENCES_VERSION and kb.store.live_collection() != old
+    assert unit_count(kb) == sum(len(unit_texts(c)) for c in snapshot.chunks) > 0
+    assert milvus_kb(settings, tmp_path).refresh(None).up_to_date
+    # turned off again: a collection without them (the one with them kept as the previous build); sentences
+    # left by a run that died before its collection was written are dropped
+    orphan = sentences_of(f"{store.alias}_v20000101T000000000_dead")
+    create_sentence_collection(store.client, orphan, 384)
+    off = milvus_kb(settings, tmp_path, sentence_search=False).refresh(None)
+    assert not off.up_to_date and off.embedded == off.sentences_embedded == 0
+    assert not store.client.has_collection(orphan)
+    assert store.client.has_collection(sentences_of(snapshot.collection)), "the previous build keeps its own"
+    assert milvus_kb(settings, tmp_path, sentence_search=False).retriever.snapshot.manifest.sentences == 0
+
+
+def first_id(snapshot) -> str:
+    return next(iter(snapshot.chunks)).id
