@@ -61,9 +61,10 @@ def test_milvus_finds_what_faiss_finds_on_lawref(settings, lawref, tmp_path):
     report = milvus.refresh([lawref / "docs"])
     on_faiss = faiss_kb.refresh([lawref / "docs"])
     assert report.dense_index == "milvus-flat" and report.chunks == faiss_kb.retriever.snapshot.manifest.chunk_count
-    # Milvus holds the passages' sentences as FAISS does: the ones it embedded are all FAISS needed
+    # Milvus holds the passages' sentences as FAISS does: the ones it embedded (none when an earlier test of
+    # the run embedded them into the shared work cache) are all FAISS needed
     units = len(faiss_kb.retriever.snapshot.sentences.vectors)
-    assert 0 < report.sentences_embedded + report.embedded and report.sentences_embedded <= units
+    assert report.sentences_embedded <= units
     assert on_faiss.embedded == on_faiss.sentences_embedded == 0
     assert milvus.retriever.snapshot.manifest.sentences == SENTENCES_VERSION and unit_count(milvus) == units
     questions = load_questions(lawref / "questions.jsonl")
