@@ -76,6 +76,5 @@ def tile_sentences(sentences: SentenceVectors | None, copies: int) -> SentenceVe
     """`copies` × each passage's sentence vectors, perturbed as the passages' are (None: the index has none)."""
     if sentences is None:
         return None
-    counts = np.tile(np.diff(sentences.starts), copies)
     vectors = tile_vectors(sentences.vectors, copies * len(sentences.vectors))
-    return SentenceVectors(vectors, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+    return SentenceVectors.of(vectors, np.tile(np.diff(sentences.starts), copies))

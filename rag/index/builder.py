@@ -587,14 +587,13 @@ class IndexBuilder:
         units = [texts for r in results for texts in r.units]
         if len(units) != len(chunks):  # sentence rows must be the chunks' rows
             raise RuntimeError(f"units of {len(units)} chunks for {len(chunks)} chunks")
-        keys = [[text_key(t) for t in texts] for texts in units]
-        found = self.cache.get_vectors(self.embedder.model_id, (k for row in keys for k in row))
-        missing = sum(k not in found for row in keys for k in row)
+        keys = [text_key(t) for texts in units for t in texts]
+        found = self.cache.get_vectors(self.embedder.model_id, keys)
+        missing = sum(k not in found for k in keys)
         if missing:
             raise RuntimeError(f"embeddings missing for {missing} sentence(s)")
-        dim = self.embedder.dim
-        return SentenceVectors.of([np.vstack([found[k] for k in row]) if row else np.zeros((0, dim), np.float32)
-                                   for row in keys], dim)
+        vectors = np.vstack([found[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
+        return SentenceVectors.of(vectors, [len(texts) for texts in units])
 
     def _tokens(self, chunks: list[Chunk]) -> list[list[str]]:
         keys = [text_key(c.indexed_text) for c in chunks]

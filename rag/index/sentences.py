@@ -41,13 +41,10 @@ class SentenceVectors:
     starts: np.ndarray  # (passages + 1,): row r's units are vectors[starts[r]:starts[r + 1]]
 
     @classmethod
-    def of(cls, per_passage: Sequence[np.ndarray], dim: int) -> SentenceVectors:
-        """From each passage's unit vectors (an empty array for a passage without units)."""
-        counts = np.array([len(v) for v in per_passage], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        held = [v for v in per_passage if len(v)]
-        vectors = np.vstack(held).astype(np.float32) if held else np.zeros((0, dim), dtype=np.float32)
-        return cls(vectors, starts)
+    def of(cls, vectors: np.ndarray, counts: Sequence[int]) -> SentenceVectors:
+        """From every unit's vector, passage after passage, and how many units each passage has."""
+        starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
+        return cls(np.asarray(vectors, dtype=np.float32), starts)
 
     @property
     def passages(self) -> int:
