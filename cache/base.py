@@ -51,6 +51,14 @@ class Cache(Protocol):
 
     def set(self, namespace: str, key: str, value: bytes, ttl: int) -> None: ...
 
+    def get_many(self, namespace: str, keys: list[str]) -> list[bytes | None]:
+        """`get` of each key, in one round trip."""
+        ...
+
+    def set_many(self, namespace: str, values: dict[str, bytes], ttl: int) -> None:
+        """`set` of each key, in one round trip."""
+        ...
+
     def add(self, key: str, value: bytes, ttl: int) -> bool:
         """Set only if absent (Redis SET NX); True when this call set it. For de-duplication."""
         ...

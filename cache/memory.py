@@ -41,6 +41,13 @@ class MemoryCache:
         with self._lock:
             self._store(key, (time.monotonic() + ttl, value))
 
+    def get_many(self, namespace: str, keys: list[str]) -> list[bytes | None]:
+        return [self.get(namespace, key) for key in keys]
+
+    def set_many(self, namespace: str, values: dict[str, bytes], ttl: int) -> None:
+        for key, value in values.items():
+            self.set(namespace, key, value, ttl)
+
     def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
         with self._lock:
             now = time.monotonic()

@@ -126,6 +126,32 @@ class RedisCache:
         except redis.RedisError as exc:
             self._failed(exc)
 
+    def get_many(self, namespace: str, keys: list[str]) -> list[bytes | None]:
+        values: list[bytes | None] = [None] * len(keys)
+        if keys and self.available:
+            try:
+                values = self._client.mget([self._key(k) for k in keys])
+                self._recovered()
+            except redis.RedisError as exc:
+                self._failed(exc)
+        for value in values:
+            self.stats.record(namespace, value is not None)
+        return values
+
+    def set_many(self, namespace: str, values: dict[str, bytes], ttl: int) -> None:
+        if not values or not self.available:
+            return
+        try:
+            with self._client.pipeline(transaction=False) as step:
+                for key, value in values.items():
+                    step.set(self._key(key), value, ex=max(1, int(ttl)))
+                step.execute()
+            self._stored()
+        except redis.OutOfMemoryError as exc:
+            self._refused(exc)
+        except redis.RedisError as exc:
+            self._failed(exc)
+
     def push(self, namespace: str, key: str, value: bytes, keep: int, ttl: int) -> None:
         if not self.available:
             return

@@ -24,6 +24,15 @@ def test_get_set_and_counters(cache):
     assert cache.stats.counts()["namespaces"]["rewrite"] == {"hits": 1, "misses": 1}
 
 
+def test_many_keys_are_read_and_written_at_once_with_each_one_counted(cache):
+    keys = [cache_key("query-embedding", "v1", "model", word) for word in ("wife", "spouse", "bus")]
+    cache.set_many("query-embedding", {keys[0]: b"w", keys[2]: b"b"}, ttl=60)
+    assert cache.get_many("query-embedding", keys) == [b"w", None, b"b"]
+    assert cache.get("query-embedding", keys[2]) == b"b"
+    assert cache.get_many("query-embedding", []) == []
+    assert cache.stats.counts()["namespaces"]["query-embedding"] == {"hits": 3, "misses": 1}
+
+
 def test_entries_expire(cache):
     key = cache_key("embed", "q")
     cache.set("embed", key, b"x", ttl=1)
@@ -56,7 +65,9 @@ def test_redis_down_then_back(redis_process, caplog):
         began = time.perf_counter()
         for _ in range(20):
             assert cache.get("rewrite", "k") is None
+            assert cache.get_many("rewrite", ["k", "k2"]) == [None, None]
             cache.set("rewrite", "k2", b"v2", ttl=60)
+            cache.set_many("rewrite", {"k4": b"v4"}, ttl=60)
         assert time.perf_counter() - began < 2.0, "a dead Redis is skipped, not waited on every call"
         assert cache.add("event", b"1", ttl=60) is True and cache.add("event", b"1", ttl=60) is False
     warnings = [r for r in caplog.records if "unavailable" in r.getMessage()]
@@ -97,7 +108,9 @@ def test_a_full_redis_still_serves_what_it_holds(caplog):
         fill(server.url)
         with caplog.at_level("WARNING", logger="cache.redis_cache"):
             cache.set("candidates", cache_key("candidates", "new"), b"refused", ttl=60)
+            cache.set_many("candidates", {cache_key("candidates", "newer"): b"refused"}, ttl=60)
             assert cache.get("candidates", key) == b"hit", "a refused write does not make Redis look down"
+            assert cache.get_many("candidates", [key, cache_key("candidates", "newer")]) == [b"hit", None]
             assert cache.get("candidates", cache_key("candidates", "new")) is None
         assert [r.getMessage().split(" (")[0] for r in caplog.records] == [f"Redis at {server.url} is out of memory"]
     finally:

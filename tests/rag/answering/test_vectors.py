@@ -47,3 +47,19 @@ def test_a_question_and_its_translation_are_embedded_in_one_call_and_then_kept(h
     assert len(embedder.calls) == 1 and np.allclose(again[0], pair[1]) and np.allclose(again[2], pair[1])
     vectors.queries([question], "v2")  # a new index version: asked again
     assert embedder.calls[-1] == [question]
+
+
+def test_a_replica_reads_the_vectors_another_made_and_asks_redis_once_for_each(handbook, redis_process):
+    from cache.redis_cache import RedisCache
+
+    kb = handbook.knowledge_base()
+    question = "Can my wife come on a business trip?"
+    one = Vectors(CountingEmbedder(kb.embedder), RedisCache(redis_process.url), 60)
+    made = one.queries([question, "wife"], "v1")
+    other_cache = RedisCache(redis_process.url)
+    other = Vectors(CountingEmbedder(kb.embedder), other_cache, 60)
+    for _ in range(3):  # every stage of an answer asks for its question's vector
+        again = other.queries(["wife", question], "v1")
+    assert other.embedder.calls == [], "the other replica's vectors came from Redis"
+    assert np.allclose(again[0], made[1]) and np.allclose(again[1], made[0])
+    assert other_cache.stats.counts()["namespaces"]["query-embedding"] == {"hits": 2, "misses": 0}
