@@ -20,10 +20,16 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from rag.judging import calibration
 from rag.judging.negation import AS_CLOSE, led_if_close
 from rag.numbers import stated_numbers
 
 T = TypeVar("T")
+
+# A unit giving the kind of answer asked leads when it scores this close to the best: the units of one passage
+# score within a few hundredths of one another, and "how much … per day" is answered by the "$10/day" one
+# (rag/judging/calibration.json, `kind_close`: chosen on the two choosing corpora, reported held out)
+KIND_CLOSE = calibration.default().quotes.kind_close
 
 AMOUNT, TIME, YEAR, SPAN, DATE = "amount", "time of day", "year", "span of time", "date"
 
@@ -264,9 +270,8 @@ def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T]
                meaning: Callable[[T], float] | None = None, on_topic: Callable[[T], bool] | None = None,
                ) -> list[T]:
     """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
-    it scores within `rag.judging.negation.AS_CLOSE` of the best (the same margin as a sentence that denies);
-    unchanged otherwise. A year or a time of day, which a sentence that states none cannot answer, also
-    leads by meaning: when it holds a key word of the question (`on_topic`) and its `meaning` alone (the
+    it scores within `KIND_CLOSE` of the best; unchanged otherwise. A year or a time of day, which a sentence
+    that states none cannot answer, also leads by meaning: when it holds a key word of the question (`on_topic`) and its `meaning` alone (the
     cosine) is within `AS_CLOSE` of the closest one's. The holiday table's "Closed" rows share "close"
     with "What time does the office close?" and score ahead; the opening hours share its meaning (.8633
     against .8686) and "office"."""
@@ -277,7 +282,7 @@ def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T]
     def fits(candidate: T) -> bool:
         return gives(text(candidate), kind, language_of(candidate))
 
-    led = led_if_close(ranked, score, fits)
+    led = led_if_close(ranked, score, fits, KIND_CLOSE)
     if led is None and meaning is not None and on_topic is not None and kind in (TIME, YEAR):
         closest = max(meaning(c) for c in ranked)
         found = next((c for c in ranked if fits(c) and on_topic(c) and meaning(c) >= closest - AS_CLOSE),

@@ -79,7 +79,8 @@ class QuotesCalibration:
     across: float  # the other language's best quoted next when it scores this close
     own_words: float  # ... an asker's-language unit whose gate failed, when it holds this share of the key words
     sounds_alike: float  # an other-language unit translating less than this share is no second answer
-    as_close: float  # a denial, or the kind of answer asked, leads when it scores this close to the best
+    as_close: float  # a denial leads when it scores this close to the best
+    kind_close: float  # ... and a unit giving the kind of answer asked (rag.judging.answer_kind)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class Calibration:
                                                    for lang, v in scales["translated_dense"].items()}),
             ),
             quotes=QuotesCalibration(**{name: float(quotes[name]["value"]) for name in (
-                "runner_up_margin", "apart", "across", "own_words", "sounds_alike", "as_close")}),
+                "runner_up_margin", "apart", "across", "own_words", "sounds_alike", "as_close", "kind_close")}),
             evidence=EvidenceCalibration(**{name: float(data["evidence"][name]["value"]) for name in (
                 "lexical_weight", "translated_weight", "row_margin", "says_more", "general_weight")}),
             source=source,

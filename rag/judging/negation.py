@@ -133,12 +133,13 @@ def denial_first(question: str, language: str, ranked: list[T], text: Callable[[
     return led_if_close(ranked, score, lambda candidate: denies(text(candidate), language_of(candidate)))
 
 
-def led_if_close(ranked: list[T], score: Callable[[T], float], fits: Callable[[T], bool]) -> list[T] | None:
-    """`ranked` (best first, not empty) led by the best one that `fits` of those scoring within `AS_CLOSE` of
+def led_if_close(ranked: list[T], score: Callable[[T], float], fits: Callable[[T], bool],
+                 margin: float = AS_CLOSE) -> list[T] | None:
+    """`ranked` (best first, not empty) led by the best one that `fits` of those scoring within `margin` of
     the best one; None when none of those fits."""
     best = score(ranked[0])
     for candidate in ranked:
-        if score(candidate) < best - AS_CLOSE:
+        if score(candidate) < best - margin:
             return None
         if fits(candidate):
             return [candidate] + [c for c in ranked if c is not candidate]

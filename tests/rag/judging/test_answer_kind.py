@@ -132,6 +132,15 @@ def test_the_sentence_that_gives_the_kind_leads_when_it_scores_as_close_as_the_b
                                                                      "Office closed on public holidays."]
 
 
+def test_an_amount_a_hundredth_behind_leads_the_sentence_that_shares_the_question_s_words():
+    """The units of one passage score within a few hundredths of one another: the words "away" and "office"
+    lift a sentence on the office channel above the one that says how much a day is paid back."""
+    ranked = _ranked(("Post in the office channel when you step away, and again when you are back.", 0.876),
+                     ("Coworking desks are paid back up to $12 a day while we are on our seed round.", 0.865))
+    question = "If I rent a desk while I'm away from the office, how much do they pay me back per day?"
+    assert _first(question, ranked)[0].startswith("Coworking desks")
+
+
 def test_a_sentence_that_gives_the_kind_further_behind_does_not_lead():
     ranked = _ranked(("Office closed on public holidays.", 0.853), ("Open from 7:00 to 21:00.", 0.83))
     assert _first("What time does the building close?", ranked)[0] == "Office closed on public holidays."

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import rag.judging.answer_kind as answer_kind
 import rag.judging.extractive as extractive
 import rag.judging.gate as gate_module
 import rag.judging.negation as negation
@@ -54,6 +55,7 @@ def test_the_judging_modules_read_the_shipped_calibration():
     assert scales.LIFT[("zh", "en")] == {"dense": 0.75, "sentence": 0.5} and scales.TRANSLATED_DENSE == {"en": 0.6}
     assert (near_miss.SAME_WORD, near_miss.RELATED_TERM, qualifiers.SPELLED_ALIKE) == (0.92, 0.82, 0.85)
     assert (extractive.APART, extractive.ACROSS, negation.AS_CLOSE) == (0.01, 0.05, fitted.quotes.as_close)
+    assert answer_kind.KIND_CLOSE == fitted.quotes.kind_close == 0.02
     assert inspect.signature(extractive.choose_quotes).parameters["margin"].default == fitted.quotes.runner_up_margin
     assert (evidence_module.LEXICAL_WEIGHT, evidence_module.TRANSLATED_WEIGHT, evidence_module.ROW_MARGIN,
             evidence_module.SAYS_MORE, evidence_module.GENERAL_WEIGHT) == (0.03, 0.05, 0.08, 0.25, 0.6)
