@@ -41,8 +41,7 @@ class IndexedMeaning:
         def score(terms: list[str], texts: list[str], as_queries: bool = False) -> list[list[float]]:
             vectors = (np.vstack(self.vectors.queries(texts, self.version)) if as_queries
                        else self.vectors.passages(texts))
-            asked = self.vectors.queries(terms, self.version) if terms else []
-            return [[float(v) for v in vectors @ query] for query in asked]
+            return [[float(v) for v in vectors @ query] for query in self.vectors.queries(terms, self.version)]
 
         return score
 

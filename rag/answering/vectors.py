@@ -22,9 +22,10 @@ RECENT = 4096
 
 
 class Vectors:
-    """Vectors by embedding model (and, for queries, index version): in the answer cache, and passage
-    vectors also in the knowledge base's work cache when there is one (kept across restarts and reindexing,
-    like the passages' own vectors). Blocking (Redis, SQLite, the model): call it from the answer's worker."""
+    """Vectors by embedding model (and, for queries, index version): in the answer cache, the last `RECENT`
+    also in this process, and passage vectors also in the knowledge base's work cache when there is one (kept
+    across restarts and reindexing, like the passages' own vectors). Blocking (Redis, SQLite, the model): call
+    it from the answer's worker."""
 
     def __init__(self, embedder: Embedder, cache: Cache, ttl: int, work_cache: WorkCache | None = None) -> None:
         self.embedder = embedder

@@ -193,7 +193,7 @@ class IndexBuilder:
         self.hnsw_threshold = hnsw_threshold
         self.keep_snapshots = keep_snapshots
         # Each passage's units embedded too (rag.index.sentences): the manifest's `sentences` version, 0 for none
-        self.sentences = SENTENCES_VERSION if sentences and store.holds_sentences else 0
+        self.sentences = SENTENCES_VERSION if sentences else 0
 
     def build(
         self,

@@ -51,8 +51,6 @@ _log = logging.getLogger(__name__)
 
 
 class MilvusStore:
-    holds_sentences = True  # a collection's sibling holds its passages' units' vectors (rag.index.sentences)
-
     def __init__(self, config: MilvusConfig, index_dir: Path, name: str = "aie") -> None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,150}", name):
             raise ValueError(f"invalid Milvus collection name {name!r}: letters, digits and _ only")

@@ -92,8 +92,6 @@ class IndexStore(Protocol):
     """Where the live index is published: rag.index.snapshot.SnapshotStore (a directory of snapshots) or
     rag.index.milvus_store.MilvusStore (collections behind an alias)."""
 
-    holds_sentences: bool  # whether it keeps a build's sentence vectors (rag.index.sentences)
-
     def current_version(self) -> str | None: ...
 
     def current_manifest(self) -> Manifest | None: ...

@@ -364,8 +364,6 @@ def _fsync_tree(path: Path) -> None:
 
 
 class SnapshotStore:
-    holds_sentences = True  # writes a build's sentence vectors (rag.index.sentences) beside its passages'
-
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.snapshots = data_dir / "snapshots"
