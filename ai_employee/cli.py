@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rag.index.builder import IndexReport
     from rag.types import Answer, Scope
 
-MODES = ("hybrid", "dense", "bm25")  # rag.retrieval.MODES, checked before anything heavy is loaded
+MODES = ("hybrid", "dense", "bm25")  # rag.index.retrieval.MODES, checked before anything heavy is loaded
 PLATFORMS = ("slack", "teams")
 SCOPE_HELP = "Only these collections (first folders under the indexed root), e.g. hr,public; access lists are not checked."
 
@@ -346,8 +346,8 @@ def _search(kb: KnowledgeBase, top_k: int, mode: str, with_feedback: bool, allow
     if not with_feedback:
         return lambda q: retriever.search(q, top_k=top_k, mode=mode, allowed=allowed)
     from rag.feedback import reorder
-    from rag.jargon import spelled_out
-    from rag.languages import detect_language
+    from rag.words.jargon import spelled_out
+    from rag.words.languages import detect_language
 
     def search(question: str):
         vector = kb.embedder.embed_query(spelled_out(question))
@@ -520,7 +520,7 @@ def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "dim": manifest.dim,
         "dense_index": manifest.dense_index,
         "languages": sorted(manifest.languages or ()),  # of the passages (empty: indexed before they were told)
-        # English questions also search the Chinese passages' words in English (rag.bilingual.gloss)
+        # English questions also search the Chinese passages' words in English (rag.words.bilingual.gloss)
         "glosses": "Chinese passages, in English" if manifest.glossing else "none",
     }
     if as_json:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from bot.core.services import CoreServices
     from cache import Cache
     from rag.index.coordination import VersionChannel
-    from rag.retrieval import Retriever
+    from rag.index.retrieval import Retriever
 
 _log = logging.getLogger(__name__)
 SYNC_TICK = 5.0  # seconds between looks at which sources are due (sooner for a source synced more often)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from bot.teams.app import TeamsSurface
     from bot.teams.config import TeamsSettings
     from rag.index.builder import IndexProgress, IndexReport
-    from rag.pipeline import AnswerPipeline
+    from rag.answering.pipeline import AnswerPipeline
     from rag.sources.readers import ReaderResolver
     from rag.sources.sync import SyncReport
     from rag.types import Chunk, Scope

@@ -12,14 +12,14 @@ a neutral function in place of the one the answering code calls (in every rag mo
 the run of that variant only, with a new pipeline (so no answer cached under another variant is served):
 
     none          the code as it is
-    framing       the greeting and thanks around a question are searched too (rag.framing.asked_part)
-    jargon        shorthand is not spelled out for the embedded model (rag.jargon.spelled_out)
-    synonyms      the knowledge base's own words are not added to BM25's query (rag.synonyms.expanded)
+    framing       the greeting and thanks around a question are searched too (rag.answering.framing.asked_part)
+    jargon        shorthand is not spelled out for the embedded model (rag.words.jargon.spelled_out)
+    synonyms      the knowledge base's own words are not added to BM25's query (rag.words.synonyms.expanded)
     sections      a question naming a passage's heading gains nothing for it (rag.judging.sections.named_section)
     negation      a question about what is not so is not led by a sentence that denies (rag.judging.negation)
     answer_kind   the kind of answer asked (a year, a time, a date, code) leads nothing (rag.judging.answer_kind)
     near_miss     no near-miss banner, no near-miss signal for the gate (rag.judging.near_miss.missing_terms)
-    other_pool    no passages of the other language joined by meaning (rag.pools.draws, other=0)
+    other_pool    no passages of the other language joined by meaning (rag.answering.pools.draws, other=0)
     and each ordering step of the sentence evidence (saying_most_first, named_row_first, less_general:
     rag.judging.evidence) and of the quotes (rule_first, said_first, askers_own_first, glossed_first, named_first,
     pointed_to_first, sounding_alike_left_out: rag.judging.extractive), each left out (its input passed on as is)
@@ -53,15 +53,15 @@ HELD_OUT = ("18f-travel-leave", "tidb-dashboard-zh", "pagerduty-incident", "dolp
 
 
 def _neutral_draws(language, hits, scores, top_k, vectors, general, other=0):
-    return _originals["rag.pools.draws"](language, hits, scores, top_k, vectors, general, other=0)
+    return _originals["rag.answering.pools.draws"](language, hits, scores, top_k, vectors, general, other=0)
 
 
 # variant -> [(module, function, its neutral stand-in)]
 VARIANTS: dict[str, list[tuple[str, str, Callable]]] = {
     "none": [],
-    "framing": [("rag.framing", "asked_part", lambda message: message.strip())],
-    "jargon": [("rag.jargon", "spelled_out", lambda text: text)],
-    "synonyms": [("rag.synonyms", "expanded", lambda question, idf: question)],
+    "framing": [("rag.answering.framing", "asked_part", lambda message: message.strip())],
+    "jargon": [("rag.words.jargon", "spelled_out", lambda text: text)],
+    "synonyms": [("rag.words.synonyms", "expanded", lambda question, idf: question)],
     "sections": [("rag.judging.sections", "named_section", lambda asked, heading_path: frozenset())],
     "negation": [("rag.judging.negation", "denial_first", lambda question, language, ranked, *rest, **kw: ranked)],
     "answer_kind": [
@@ -70,7 +70,7 @@ VARIANTS: dict[str, list[tuple[str, str, Callable]]] = {
         ("rag.judging.answer_kind", "unstated_kind", lambda question, language, texts: None),
     ],
     "near_miss": [("rag.judging.near_miss", "missing_terms", lambda *args, **kw: ())],
-    "other_pool": [("rag.pools", "draws", _neutral_draws)],
+    "other_pool": [("rag.answering.pools", "draws", _neutral_draws)],
     # the ordering steps of the sentence evidence (rag.judging.evidence) and of the quotes (rag.judging.extractive)
     "saying_most_first": [("rag.judging.evidence", "_saying_most_first", lambda units, languages: units)],
     "named_row_first": [("rag.judging.evidence", "_named_row_first", lambda units, sources: units)],

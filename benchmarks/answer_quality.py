@@ -47,7 +47,7 @@ from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from benchmarks.question_sets import CORPORA, QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
 from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402
 from rag.config import Settings  # noqa: E402
-from rag.text import sentence_spans  # noqa: E402
+from rag.words.text import sentence_spans  # noqa: E402
 from rag.types import Answer  # noqa: E402
 
 SEED_CACHE = DATASETS / "lawref" / "embeddings" / "cache.sqlite3"

@@ -31,7 +31,7 @@ from benchmarks.common import save, seeded_settings  # noqa: E402
 from benchmarks.question_sets import is_answerable, load_set  # noqa: E402
 from rag.answering.context import AnswerContext  # noqa: E402
 from rag.config import Settings  # noqa: E402
-from rag.lexical import tokenize  # noqa: E402
+from rag.words.lexical import tokenize  # noqa: E402
 from rag.types import Answer  # noqa: E402
 
 NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)

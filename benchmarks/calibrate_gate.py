@@ -50,7 +50,7 @@ from rag.judging.calibration import fitted  # noqa: E402
 from rag.judging.evidence import gather_evidence  # noqa: E402
 from rag.judging.gate import GateConfig, best_dense, lexical_coverage  # noqa: E402
 from rag.index.discovery import read_exclude_file  # noqa: E402
-from rag.languages import detect_language  # noqa: E402
+from rag.words.languages import detect_language  # noqa: E402
 
 SIGNALS = ("dense", "coverage", "sentence", "sentence_coverage", "missing_names", "missing_terms")
 # Candidate signal sets; the one with the best cross-validated separation on the calibration half is used.

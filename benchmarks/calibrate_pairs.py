@@ -42,7 +42,7 @@ from rag.config import Settings  # noqa: E402
 from rag.judging import calibration  # noqa: E402
 from rag.judging.calibration import fitted  # noqa: E402
 from rag.judging.evidence import gather_evidence  # noqa: E402
-from rag.languages import detect_language  # noqa: E402
+from rag.words.languages import detect_language  # noqa: E402
 
 SAMPLE = 60  # questions per kind and pair (all when a set has fewer)
 LEVELS = ("dense", "sentence")

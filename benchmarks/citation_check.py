@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from cache import MemoryCache  # noqa: E402
-from rag.candidates import CandidateFinder  # noqa: E402
-from rag.citations import MarkerRewriter, finalize  # noqa: E402
+from rag.answering.candidates import CandidateFinder  # noqa: E402
+from rag.answering.citations import MarkerRewriter, finalize  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import Gold, is_hit  # noqa: E402
-from rag.support import SupportScorer  # noqa: E402
-from rag.text import sentence_spans  # noqa: E402
+from rag.judging.support import SupportScorer  # noqa: E402
+from rag.words.text import sentence_spans  # noqa: E402
 
 KEPT = {"supported", "partly supported", "unchecked"}
 

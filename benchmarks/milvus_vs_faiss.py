@@ -32,7 +32,7 @@ from rag.index.dense import DenseIndex  # noqa: E402
 from rag.index.milvus_schema import HNSW_EF, chunk_row, create_chunk_collection, normalise  # noqa: E402
 from rag.index.milvus_search import MilvusSnapshot, TermCounts  # noqa: E402
 from rag.index.snapshot import Snapshot  # noqa: E402
-from rag.retrieval import Retriever  # noqa: E402
+from rag.index.retrieval import Retriever  # noqa: E402
 from rag.types import Hit  # noqa: E402
 
 DEPTH = 100

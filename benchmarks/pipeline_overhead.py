@@ -10,7 +10,7 @@ its own, beside the rest.
 The questions come from the set the index was built from: lawref's are Chinese (the zh gate reads only
 the passage cosine), squad2's English (the en gate reads sentence evidence, so they show its cost), the
 handbook's both (benchmarks/data/handbook_questions.jsonl against examples/handbook, an index of both
-languages: there the other language's best passages join the top ones, rag.pools — "pool" is that step).
+languages: there the other language's best passages join the top ones, rag.answering.pools — "pool" is that step).
 
 The answer model is a local stand-in that streams instantly, so model time is not in the numbers.
 """
@@ -32,7 +32,7 @@ from benchmarks.question_sets import HANDBOOK_QUESTIONS  # noqa: E402
 from benchmarks.synthetic import FixedStore, tiled_snapshot  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.index.snapshot import SnapshotStore  # noqa: E402
-from rag.retrieval import Retriever  # noqa: E402
+from rag.index.retrieval import Retriever  # noqa: E402
 from rag.types import Answer  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
 

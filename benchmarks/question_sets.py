@@ -51,7 +51,7 @@ from benchmarks.common import DATASETS, PROJECT
 from benchmarks.corpora import DEFAULT_CACHE, docs_dir, load_manifest
 from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
-from rag.markers import CANONICAL
+from rag.safety.markers import CANONICAL
 from rag.types import Answer, Chunk
 
 CORPORA = load_manifest()

@@ -34,7 +34,7 @@ _ENTITY = re.compile(r"&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")
 _TEMPLATE = re.compile(r"\{%.*?%\}|\{\{.*?\}\}")
 _FENCE = re.compile(r"```|~~~")
 _MARKER = re.compile(r"\[\d+\]")
-_LINK_HOST = re.compile(r" \(`[^`]+`\)")  # a link's text shown with its host (rag.links.unlink)
+_LINK_HOST = re.compile(r" \(`[^`]+`\)")  # a link's text shown with its host (rag.safety.links.unlink)
 MIN_CODE = 12  # characters (without spaces) of a quoted line that must lie in a code block to count
 # Each intro, with the language it names ("" for one that names none)
 _INTROS = [(re.compile(re.escape(template).replace(re.escape("{title}"), "(?P<title>.*)")), written)

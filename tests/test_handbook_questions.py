@@ -65,7 +65,7 @@ def test_the_first_quote_is_what_a_reader_meets_first():
     """answer_quality's "first quote right" reads the first excerpt and the citation its marker names only."""
     from benchmarks.question_sets import first_quote, handbook_judge
     from rag.types import Answer, Citation
-    from tests.rag.test_prompt import chunk
+    from tests.rag.answering.test_prompt import chunk
 
     rule, guide = chunk("第六条 …出租车或网约车…", 1), chunk("Taxis and ride-hailing are reimbursed …", 2)
     text = ("以下是知识库中与问题最相关的原文摘录：\n摘自英文文档《Travel and Expense Policy》：\n"
@@ -81,10 +81,10 @@ def test_the_first_quote_is_what_a_reader_meets_first():
 
 
 def test_the_chat_set_wraps_every_handbook_question_and_the_framing_comes_off():
-    """benchmarks' handbook-chat: each question in a greeting, preamble or thanks that rag.framing takes off
+    """benchmarks' handbook-chat: each question in a greeting, preamble or thanks that rag.answering.framing takes off
     whole, leaving the question as written."""
     from benchmarks.question_sets import HANDBOOK_QUESTIONS, load_rows, load_set
-    from rag.framing import asked_part
+    from rag.answering.framing import asked_part
 
     chat = load_set("handbook-chat").parts[0].rows
     plain = {r["id"]: r["question"] for r in load_rows(HANDBOOK_QUESTIONS)}

@@ -5,7 +5,7 @@ that names no answerable lawref question, or an English set that drifts from its
 from __future__ import annotations
 
 from benchmarks.question_sets import LAWREF_EN_MORE, load_rows, load_set
-from rag.languages import detect_language
+from rag.words.languages import detect_language
 
 
 def test_each_question_is_english_and_names_an_answerable_lawref_question():

@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag import retrieval  # noqa: E402
+from rag.index import retrieval  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from training.public_data import BUILDERS, Dataset  # noqa: E402
-from rag.languages import passage_language  # noqa: E402
+from rag.words.languages import passage_language  # noqa: E402
 from training.unit_examples import benchmark_index, holds_answer  # noqa: E402
 
 

@@ -42,7 +42,7 @@ def load_snapshot(path: Path) -> tuple[list[SimpleNamespace], np.ndarray]:
 
 
 def training_pairs(work: Path, name: str):
-    from rag.languages import detect_language
+    from rag.words.languages import detect_language
     from training.unit_examples import holds_answer
     rows = [json.loads(line) for line in (work / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
     chunks, vectors = load_snapshot(snapshot_dir(work / "data", name))

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from bot.core.logs import described
-from rag.citations import NOT_IN_SOURCES
+from rag.answering.citations import NOT_IN_SOURCES
 from rag.feedback import CitedChunk, FeedbackStore
 from rag.index.snapshot import IndexNotFoundError
-from rag.framing import courtesy, courtesy_language
-from rag.languages import ByLanguage, answer_language, detect_language
-from rag.pipeline import AnswerPipeline, QuestionTooLong
+from rag.answering.framing import courtesy, courtesy_language
+from rag.words.languages import ByLanguage, answer_language, detect_language
+from rag.answering.pipeline import AnswerPipeline, QuestionTooLong
 from rag.types import Answer, Scope
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def nothing_to_ask(text: str, empty: str) -> str | None:
 
 
 def courtesy_reply(text: str) -> str | None:
-    """The reply to a message that only greets or thanks (rag.framing), in its language; None for a question.
+    """The reply to a message that only greets or thanks (rag.answering.framing), in its language; None for a question.
     Searching for "thanks!" would answer that the knowledge base does not have it."""
     kind = courtesy(text)
     return COURTESY_REPLIES[kind][courtesy_language(text) or detect_language(text)] if kind else None

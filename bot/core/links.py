@@ -1,9 +1,9 @@
 """Which links a chat surface may show, the same on every surface: only a cited document's own http(s) URL
-is ever a link; any other link in a document's text or a title is made plain (see `rag.links`)."""
+is ever a link; any other link in a document's text or a title is made plain (see `rag.safety.links`)."""
 
 from __future__ import annotations
 
-from rag.links import safe_url, source_urls, unlink
+from rag.safety.links import safe_url, source_urls, unlink
 from rag.types import Chunk
 
 

@@ -8,7 +8,7 @@ import logging
 import re
 import time
 
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 event_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("event_id", default="")
 

@@ -16,7 +16,7 @@ from typing import Any
 from bot.core.scopes.documents import may_show
 from bot.core.services import CoreServices
 from rag.feedback import CitedChunk, RecordedAnswer, citation_target, summary
-from rag.languages import detect_language
+from rag.words.languages import detect_language
 from rag.types import Chunk, Scope
 
 _log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.text import hard_split, sentence_spans
+from rag.words.text import hard_split, sentence_spans
 
 
 def split_text(text: str, limit: int) -> list[str]:

@@ -1,5 +1,5 @@
 """Cite stage: markers renumbered and links filtered while the answer streams, then every sentence checked
-against the passage it cites (rag.citations) and the links kept to the cited sources (rag.links)."""
+against the passage it cites (rag.answering.citations) and the links kept to the cited sources (rag.safety.links)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from rag.answering.context import AnswerContext
 from rag.answering.vectors import Vectors
-from rag.citations import NOT_IN_SOURCES, CitationCheck, MarkerRewriter, finalize
-from rag.languages import answer_language
-from rag.links import LinkFilter, keep_cited, source_urls
-from rag.prompt import REFUSALS
-from rag.support import SupportScorer
+from rag.answering.citations import NOT_IN_SOURCES, CitationCheck, MarkerRewriter, finalize
+from rag.words.languages import answer_language
+from rag.safety.links import LinkFilter, keep_cited, source_urls
+from rag.answering.prompt import REFUSALS
+from rag.judging.support import SupportScorer
 from rag.types import Chunk
 
 

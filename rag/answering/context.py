@@ -11,8 +11,8 @@ from rag.judging.evidence import Evidence
 from rag.judging.gate import GateDecision
 from rag.judging.judge import Judgement
 from rag.index.search_index import SearchIndex
-from rag.lexical import Idf
-from rag.parts import Part
+from rag.words.lexical import Idf
+from rag.judging.parts import Part
 from rag.judging.quotable import Unit
 from rag.types import EVERYTHING, Chunk, Hit, Scope
 
@@ -26,7 +26,7 @@ class Candidates:
     order: str = "fused"  # "reranker:<model>" or "fused"
     cached: bool = False  # read from the candidate cache, not searched afresh
     # chunk id -> score factor of the passages people flagged as wrong for similar questions (rag.feedback);
-    # applied where the answer's passages are drawn (rag.pools.joined)
+    # applied where the answer's passages are drawn (rag.answering.pools.joined)
     demotions: dict[str, float] = field(default_factory=dict)
 
     @property

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from rag.answering.context import AnswerContext
 from rag.judging.extractive import render_quotes
-from rag.languages import detect_language, texts_language
-from rag.markers import neutralise
-from rag.parts import UNANSWERED
-from rag.prompt import REFUSALS
+from rag.words.languages import detect_language, texts_language
+from rag.safety.markers import neutralise
+from rag.judging.parts import UNANSWERED
+from rag.answering.prompt import REFUSALS
 
 
 class Extract:

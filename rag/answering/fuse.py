@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rag.navigation import content_first
-from rag.retrieval import reciprocal_rank_fusion
+from rag.index.navigation import content_first
+from rag.index.retrieval import reciprocal_rank_fusion
 from rag.types import Hit
 
 

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 from rag.answering.context import AnswerContext, ms
 from rag.judging.gate import GateDecision
-from rag.languages import ByLanguage, detect_language
+from rag.words.languages import ByLanguage, detect_language
 from rag.models.chat import ChatModel, ModelError
-from rag.prompt import EvidenceNote, build_prompt
+from rag.answering.prompt import EvidenceNote, build_prompt
 
 _log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ class JudgeStage:
     def __init__(self, gate: EvidenceGate, vectors: Vectors, top_k: int) -> None:
         self.judge = Judge(gate)
         self.vectors = vectors
-        self.top_k = top_k  # passages before the other language's joined ones (rag.pools)
+        self.top_k = top_k  # passages before the other language's joined ones (rag.answering.pools)
 
     def run(self, ctx: AnswerContext, extractive: bool) -> Judgement:
         """Blocking: the embedded model and its caches."""

@@ -1,4 +1,4 @@
-"""Parts stage: the passages each ask of a question finds, joined to the answer's (rag.parts).
+"""Parts stage: the passages each ask of a question finds, joined to the answer's (rag.judging.parts).
 
 The answer's passages are ranked for the whole question, and the document answering its second ask often
 ranks below them ("How many vacation days do I get, and what happens when a holiday falls on a Sunday?": the
@@ -11,15 +11,15 @@ import time
 
 from rag.answering.context import AnswerContext
 from rag.answering.reorder import feedback_ranked
-from rag.parts import question_parts
+from rag.judging.parts import question_parts
 
-# Each ask's best passages joined to the answer's: as many as the other language's (rag.pools.OTHER_LANGUAGE)
+# Each ask's best passages joined to the answer's: as many as the other language's (rag.answering.pools.OTHER_LANGUAGE)
 PART_PASSAGES = 3
 
 
 class PartPassages:
     def __init__(self, finder, take: int = PART_PASSAGES) -> None:
-        self.finder = finder  # rag.candidates.CandidateFinder
+        self.finder = finder  # rag.answering.candidates.CandidateFinder
         self.take = take
 
     def run(self, ctx: AnswerContext) -> None:

@@ -1,5 +1,5 @@
 """Pool stage: the passages the answer is made from — the top ones, joined by the other language's best
-when the candidates hold both — with the feedback demotions applied to each draw (rag.pools)."""
+when the candidates hold both — with the feedback demotions applied to each draw (rag.answering.pools)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rag.answering.context import AnswerContext, Candidates
 from rag.answering.reorder import ordered_as
 from rag.answering.vectors import Vectors
 from rag.judging.evidence import GENERAL_QUESTIONS
-from rag.pools import draws, joined
+from rag.answering.pools import draws, joined
 from rag.types import Chunk
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.answering.context import AnswerContext
-from rag.refusal import refusal_text, related_documents
+from rag.answering.refusal import refusal_text, related_documents
 from rag.types import Chunk
 
 

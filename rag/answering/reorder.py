@@ -1,6 +1,6 @@
 """Feedback stage: the passages people flagged as wrong for similar questions, and how much lower each
 ranks (rag.feedback). Looked up with the candidates; applied where the answer's passages are drawn
-(rag.pools.joined), to every draw, so that none brings a flagged passage back."""
+(rag.answering.pools.joined), to every draw, so that none brings a flagged passage back."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import replace
 from rag.answering.context import AnswerContext, Candidates
 from rag.answering.vectors import Vectors
 from rag.feedback import FeedbackAdjuster
-from rag.languages import detect_language
-from rag.pools import Draw, joined
+from rag.words.languages import detect_language
+from rag.answering.pools import Draw, joined
 
 
 class FeedbackReorder:

@@ -6,7 +6,7 @@ import time
 
 from rag.answering.context import AnswerContext, ms
 from rag.answering.vectors import Vectors
-from rag.retrieval import Retriever
+from rag.index.retrieval import Retriever
 from rag.types import Hit
 
 

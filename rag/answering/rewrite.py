@@ -11,7 +11,7 @@ from cache import Cache, cache_key
 from rag.answering.context import AnswerContext
 from rag.code_version import code_version
 from rag.models.chat import ModelError
-from rag.rewrite import QueryRewriter
+from rag.answering.rewriter import QueryRewriter
 
 _log = logging.getLogger(__name__)
 

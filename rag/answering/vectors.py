@@ -11,7 +11,7 @@ from cachetools import LRUCache
 from cache import Cache, cache_key
 from rag.embedding.base import Embedder
 from rag.index.work_cache import WorkCache, text_key
-from rag.jargon import spelled_out
+from rag.words.jargon import spelled_out
 from rag.storage import DiskFull
 
 
@@ -60,7 +60,7 @@ class Vectors:
         return self.queries([text], version)[0]
 
     def queries(self, texts: list[str], version: str) -> list[np.ndarray]:
-        """Query vectors of `texts` (shorthand spelled out: rag.jargon), those not cached embedded in one call
+        """Query vectors of `texts` (shorthand spelled out: rag.words.jargon), those not cached embedded in one call
         of the model."""
         texts = [spelled_out(t) for t in texts]
         keys = [cache_key("query-embedding", version, self.embedder.model_id, t) for t in texts]

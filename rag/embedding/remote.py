@@ -8,7 +8,7 @@ import numpy as np
 import openai
 
 from rag.embedding.base import EmbeddingError, normalize_rows
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 _log = logging.getLogger(__name__)
 

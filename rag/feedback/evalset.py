@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.feedback.store import ANSWER, FeedbackStore
-from rag.languages import detect_language
+from rag.words.languages import detect_language
 
 
 def evaluation_rows(store: FeedbackStore) -> list[dict[str, Any]]:

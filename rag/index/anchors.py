@@ -43,7 +43,7 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from rag.links import SOURCE_VIEW, safe_url
+from rag.safety.links import SOURCE_VIEW, safe_url
 from rag.parsing.markdown import HTML_COMMENT
 from rag.index.metadata import LinkStyle
 from rag.types import Chunk

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from rag.access import MAX_IDS, merge_access, parse_ids, read_sidecar
-from rag.bilingual import GLOSSED_LANGUAGE, gloss, gloss_name
-from rag.chunking import CHUNKER_VERSION, Chunker
+from rag.words.bilingual import GLOSSED_LANGUAGE, gloss, gloss_name
+from rag.index.chunking import CHUNKER_VERSION, Chunker
 from rag.embedding.base import Embedder
 from rag.index.discovery import SourceFile, discover
 from rag.index.embed_worker import EmbedWorker
@@ -27,8 +27,8 @@ from rag.index.search_index import IndexStore, SearchIndex
 from rag.index.sentences import SENTENCES_VERSION, SentenceVectors, unit_texts
 from rag.index.snapshot import FileRecord, IndexBuild, IndexLockLost, Manifest
 from rag.index.work_cache import WorkCache, text_key
-from rag.languages import passage_language
-from rag.lexical import TOKENIZER_NAME, tokenize
+from rag.words.languages import passage_language
+from rag.words.lexical import TOKENIZER_NAME, tokenize
 from rag.parsing.loader import (
     DATE_FROM_GIT,
     METADATA_VERSION,
@@ -148,7 +148,7 @@ class _FileResult:
     chunks: list[Chunk]
     record: FileRecord
     tokens: list[list[str]] = field(default_factory=list)
-    glosses: list[list[str]] = field(default_factory=list)  # rag.bilingual.gloss, per chunk ([]: not glossed)
+    glosses: list[list[str]] = field(default_factory=list)  # rag.words.bilingual.gloss, per chunk ([]: not glossed)
     units: list[list[str]] = field(default_factory=list)  # per chunk, its units' embedded texts (sentences)
     metadata_updated: bool = False
     content: str = ""  # the digest of what the file holds, before what its source says of it (when parsed)
@@ -606,7 +606,7 @@ class IndexBuilder:
         return [cached[k] for k in keys]
 
     def _glosses(self, result: _FileResult) -> list[list[str]]:
-        """Each chunk's words in English as BM25 tokens (rag.bilingual.gloss) where it is Chinese, else [].
+        """Each chunk's words in English as BM25 tokens (rag.words.bilingual.gloss) where it is Chinese, else [].
         The file's record counts its passages per language already: only a file of several languages has
         each passage judged again."""
         chunks, languages = result.chunks, result.record.languages

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rag.access import MAX_ID_CHARS, MAX_IDS
-from rag.lexical import STOP_WORDS
+from rag.words.lexical import STOP_WORDS
 from rag.types import PUBLIC, Chunk, Scope, collection_of
 
 TEXT_MAX = 65_535  # Milvus' VARCHAR limit (bytes)
@@ -34,7 +34,7 @@ ANALYZER = {
 }
 
 
-# The passages' glosses (rag.bilingual.gloss) are our own BM25 tokens already, joined by spaces: Milvus only
+# The passages' glosses (rag.words.bilingual.gloss) are our own BM25 tokens already, joined by spaces: Milvus only
 # splits them again (Milvus Lite knows no whitespace tokenizer; "standard" splits our tokens nowhere else).
 GLOSS_ANALYZER = {"tokenizer": "standard"}
 
@@ -192,7 +192,7 @@ def normalise(text: str) -> str:
 
 
 def chunk_row(chunk: Chunk, vector: Any, gloss: list[str] | None = None) -> dict[str, Any]:
-    """A chunk as a row; `gloss` (its rag.bilingual.gloss) for a collection with glosses."""
+    """A chunk as a row; `gloss` (its rag.words.bilingual.gloss) for a collection with glosses."""
     parts = chunk.file.split("/")[:-1]
     folders = ["/".join(parts[: i + 1]) for i in range(len(parts))][:FOLDER_DEPTH]
     glossed = {} if gloss is None else {"gloss_text": gloss_text(gloss)}

@@ -24,7 +24,7 @@ from rag.index.milvus_schema import (
     row_filter,
 )
 from rag.index.snapshot import Manifest
-from rag.lexical import Idf, scoped_idf, tokenize
+from rag.words.lexical import Idf, scoped_idf, tokenize
 from rag.types import EVERYTHING, Chunk, Scope
 
 _CACHED_CHUNKS = 4096
@@ -35,7 +35,7 @@ Place = tuple[str, tuple[str, ...]]  # a passage's collection and access list
 
 
 class TermCounts:
-    """Document frequency of our own BM25 tokens (rag.lexical), for the answer's support scoring, and which
+    """Document frequency of our own BM25 tokens (rag.words.lexical), for the answer's support scoring, and which
     places (collection and access list) hold each token, for what an asker may read (`held_by`)."""
 
     def __init__(self, df: dict[str, int], documents: int, places: list[Place] | None = None,
@@ -117,7 +117,7 @@ class MilvusSnapshot:
         self.fields = [f for f in CHUNK_FIELDS if f in described]
         # Written before collections and access lists: a collection is then its first folder (no lists yet).
         self.legacy = "collection" not in described
-        self.gloss_field = "gloss_sparse" in described  # written with room for glosses (rag.bilingual.gloss)
+        self.gloss_field = "gloss_sparse" in described  # written with room for glosses (rag.words.bilingual.gloss)
 
     @property
     def version(self) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rag.index.snapshot import IndexBuild, Manifest
-from rag.lexical import Idf, TermStats
+from rag.words.lexical import Idf, TermStats
 from rag.types import EVERYTHING, Chunk, Scope
 
 Ranking = list[tuple[Hashable, float]]
@@ -52,7 +52,7 @@ class SearchIndex(Protocol):
 
     def term_weights(self, allowed: Scope = EVERYTHING) -> Idf:
         """`lexical`'s IDF as `allowed` sees the knowledge base: a token only passages it does not allow hold
-        weighs as one no passage holds (rag.lexical.scoped_idf)."""
+        weighs as one no passage holds (rag.words.lexical.scoped_idf)."""
         ...
 
     def dense_ranking(self, vector: np.ndarray, k: int, row_filter: Any) -> Ranking: ...
@@ -67,7 +67,7 @@ class SearchIndex(Protocol):
         ...
 
     def gloss_ranking(self, query: str, k: int, row_filter: Any) -> tuple[Ranking, Any]:
-        """BM25 of `query` (in English) over the passages' glosses (rag.bilingual.gloss), and what
+        """BM25 of `query` (in English) over the passages' glosses (rag.words.bilingual.gloss), and what
         `gloss_scores` may reuse of it; empty for an index written without glosses."""
         ...
 

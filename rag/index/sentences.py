@@ -3,7 +3,7 @@ each unit embedded as the answer stage embeds it (with its passage's title and h
 
 A question asked in the asker's own words often matches one sentence of a passage closely and the passage as
 a whole loosely (the rest of it is about other things); dense retrieval then reads a passage by its own
-vector and by its best sentence's (rag.retrieval). The same vectors serve the answer stage, which otherwise
+vector and by its best sentence's (rag.index.retrieval). The same vectors serve the answer stage, which otherwise
 embeds the sentences of the passages it reads while the asker waits.
 
 Stored per snapshot as one matrix, the units of row r at `vectors[starts[r]:starts[r + 1]]`.

@@ -30,7 +30,7 @@ import numpy as np
 from cachetools import LRUCache
 from filelock import FileLock, Timeout
 
-from rag.lexical import Idf, scoped_idf, tokenize
+from rag.words.lexical import Idf, scoped_idf, tokenize
 from rag.types import EVERYTHING, Chunk, Scope, collection_of
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Manifest:
     exclude: list[str] = field(default_factory=list)
     format: int = FORMAT_VERSION
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # declared source -> type, collection, root
-    glossing: str = ""  # rag.bilingual.gloss_name of the passages' glosses in a BM25 of their own ("": none)
+    glossing: str = ""  # rag.words.bilingual.gloss_name of the passages' glosses in a BM25 of their own ("": none)
     sentences: int = 0  # rag.index.sentences.SENTENCES_VERSION of the passages' unit vectors (0: none)
 
     def collection(self, name: str) -> str:
@@ -140,7 +140,7 @@ class IndexBuild:
     hnsw_threshold: int
     touched_files: set[str] = field(default_factory=set)  # added, changed or re-dated since `previous`
     previous: Any = None  # the live SearchIndex of this store, when the chunks of unchanged files are its own
-    glosses: list[list[str]] = field(default_factory=list)  # each chunk's rag.bilingual.gloss ([]: none)
+    glosses: list[list[str]] = field(default_factory=list)  # each chunk's rag.words.bilingual.gloss ([]: none)
     sentences: Any = None  # each chunk's units' vectors (rag.index.sentences.SentenceVectors; None: none)
 
 
@@ -151,7 +151,7 @@ class Snapshot:
     chunks: list[Chunk]
     dense: DenseIndex
     lexical: LexicalIndex
-    glossed: LexicalIndex | None = None  # BM25 over the passages' glosses (rag.bilingual.gloss)
+    glossed: LexicalIndex | None = None  # BM25 over the passages' glosses (rag.words.bilingual.gloss)
     sentences: SentenceVectors | None = None  # the passages' units' vectors (rag.index.sentences)
     # The rows each of the scopes last asked may see (_allowed_mask)
     _masks: LRUCache = field(default_factory=lambda: LRUCache(maxsize=KEPT_MASKS), init=False, repr=False,
@@ -190,7 +190,7 @@ class Snapshot:
     scoped_terms = True  # the BM25 postings tell which rows hold a token
 
     def term_weights(self, allowed: Scope = EVERYTHING) -> Idf:
-        """The BM25 term weights as `allowed` sees the knowledge base (rag.lexical.scoped_idf)."""
+        """The BM25 term weights as `allowed` sees the knowledge base (rag.words.lexical.scoped_idf)."""
         if allowed.unrestricted:
             return self.lexical.idf
         mask = self._allowed_mask(allowed)

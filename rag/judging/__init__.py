@@ -1,6 +1,6 @@
 """Judging: from the question and its candidate passages to the decision — answer or refuse — and, for an
-answer without a model, the quotes. Retrieval (rag.retrieval, rag.candidates, rag.pools) finds the
-passages; answering (rag.pipeline, its judge stage rag.answering.judge) calls this and streams what it decides.
+answer without a model, the quotes. Retrieval (rag.index.retrieval, rag.answering.candidates, rag.answering.pools) finds the
+passages; answering (rag.answering.pipeline, its judge stage rag.answering.judge) calls this and streams what it decides.
 
 The interface:
 

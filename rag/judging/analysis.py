@@ -16,9 +16,9 @@ from types import MappingProxyType
 from rag.judging.answer_kind import asked_kind, asks_for_code
 from rag.judging.near_miss import question_names
 from rag.judging.negation import asks_what_is_not
-from rag.languages import detect_language
-from rag.lexical import Idf, tokenize
-from rag.synonyms import is_key, synonyms
+from rag.words.languages import detect_language
+from rag.words.lexical import Idf, tokenize
+from rag.words.synonyms import is_key, synonyms
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ class QuestionAnalysis:
     tokens: tuple[str, ...]  # tokenize(text), in order
     # The knowledge base's own words for the question's words it never uses ("bike": "bicycle"), by word
     synonyms: Mapping[str, tuple[str, ...]]
-    # The IDF weight of each token of the question, its synonyms and its rewrite (rag.lexical)
+    # The IDF weight of each token of the question, its synonyms and its rewrite (rag.words.lexical)
     weights: Mapping[str, float]
-    key_weights: Mapping[str, float]  # ... of its key words: not how the question asks (rag.synonyms.is_key)
+    key_weights: Mapping[str, float]  # ... of its key words: not how the question asks (rag.words.synonyms.is_key)
     names: frozenset[str]  # the tokens of its names, numbers and codes (rag.judging.near_miss.question_names)
     kind: str | None  # the kind of answer it asks for (rag.judging.answer_kind.asked_kind)
     asks_not: bool  # it asks for what is not so (rag.judging.negation.asks_what_is_not)

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from rag.judging import calibration
 from rag.judging.negation import AS_CLOSE, led_if_close
-from rag.numbers import stated_numbers
+from rag.words.numbers import stated_numbers
 
 T = TypeVar("T")
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 from rag.judging.analysis import QuestionAnalysis, analyse
 from rag.judging import calibration
 from rag.judging.answer_kind import kind_first
-from rag.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
-from rag.languages import is_known, passage_language
-from rag.lexical import Idf, tokenize
+from rag.words.bilingual import GLOSSED_LANGUAGE, english_for, senses, translations
+from rag.words.languages import is_known, passage_language
+from rag.words.lexical import Idf, tokenize
 from rag.judging.near_miss import TermSimilarity, embedded_text, missing_terms
 from rag.judging.negation import AS_CLOSE, denial_first
 from rag.judging.quotable import ARTICLE, Unit, quotable_units
@@ -33,7 +33,7 @@ from rag.judging.sections import NUMBERING, named_section
 from rag.types import Chunk
 
 if TYPE_CHECKING:
-    from rag.parts import AnsweredPart
+    from rag.judging.parts import AnsweredPart
 
 Similarity = Callable[[list[str]], list[float]]  # cosine of each text to the question
 
@@ -42,7 +42,7 @@ _FITTED = calibration.default().evidence
 # Weight of the (normalised) lexical score beside the cosine: meaning decides, shared rare words and the
 # passage's retrieval rank break near-ties (squad2: 0.885 quotes holding the answer without, 0.905 with).
 LEXICAL_WEIGHT = _FITTED.lexical_weight
-# Weight of the share of the question's words an other-language unit holds translated (rag.bilingual):
+# Weight of the share of the question's words an other-language unit holds translated (rag.words.bilingual):
 # across languages the model's cosines sit close together, and the dictionary is exact where it knows a
 # word (squad2-zh answers holding the gold .684 -> .789 at 0.05; 0.03: .763, 0.1: .763, 0.2: .658).
 TRANSLATED_WEIGHT = _FITTED.translated_weight
@@ -57,13 +57,13 @@ ROW_MARGIN = _FITTED.row_margin
 # +2 / +6 / +3 of 1,278)
 SAYS_MORE = _FITTED.says_more
 BUDGET = 16  # units scored by meaning per question (their vectors are cached)
-JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.pools), in reading order
+JOINED_UNITS = 4  # ... and of each other-language passage joined to them (rag.answering.pools), in reading order
 # Across languages some units are close to every question in the asker's language (an English sentence
 # naming a Chinese document, a list of holidays): what counts is how much closer a unit is to this question
 # than to questions in general. Each other-language unit loses this share of its closeness to the
 # questions below beyond the mean of those units (answers holding the gold: handbook across languages
 # .143 -> .429, squad2-zh .605 -> .684; BENCHMARKS.md). The same questions in each language the answer
-# frame is written in (rag.languages.TEXTS): handbook-other .778 -> .889, squad2-other .702 -> .693.
+# frame is written in (rag.words.languages.TEXTS): handbook-other .778 -> .889, squad2-other .702 -> .693.
 GENERAL_WEIGHT = _FITTED.general_weight
 GENERAL_QUESTIONS = {
     "zh": ("这是什么？", "怎么办？", "有多少？", "什么时候？", "谁负责？", "为什么会这样？", "在哪里？",
@@ -110,7 +110,7 @@ class ScoredUnit:
     # nor single Chinese characters (丢 of 发票丢了)
     said: float = 0.0
     # ... held by it with its passage's title and headings, translated where it is in the dictionary's other
-    # language than the question's (rag.bilingual): what a reader sees the unit is about
+    # language than the question's (rag.words.bilingual): what a reader sees the unit is about
     said_under: float = 0.0
     # What the question's words its English gloss holds add to its score (a Chinese unit, an English
     # question): it only orders the excerpts chosen (rag.judging.extractive)
@@ -139,7 +139,7 @@ class Evidence:
     starts: list[int] = field(default_factory=list)  # where each passage begins in its document
     # The question's names and numbers (tokens), each with the tokens it is written as in either language
     names: dict[str, frozenset[str]] = field(default_factory=dict)
-    # Of a question that asks more than one thing (rag.parts): each ask with its own evidence
+    # Of a question that asks more than one thing (rag.judging.parts): each ask with its own evidence
     parts: list[AnsweredPart] = field(default_factory=list)
 
     def led_by(self, language: str) -> Evidence:
@@ -167,7 +167,7 @@ def gather_evidence(
     analysis: QuestionAnalysis | None = None,
 ) -> Evidence:
     """Score the quotable units of `sources` (best first) against the question (and its rewrite). The
-    last `joined` sources are the other language's best passages joined to the top ones (rag.pools): the
+    last `joined` sources are the other language's best passages joined to the top ones (rag.answering.pools): the
     first `JOINED_UNITS` units of each are scored beside the top passages' shortlist. `analysis`: the
     question (and `query`) as rag.judging.analysis read it, when the caller has it."""
     if analysis is None:

@@ -21,14 +21,14 @@ from dataclasses import replace
 
 from rag.judging import calibration
 from rag.judging.answer_kind import asks_for_code
-from rag.bilingual import GLOSSED_LANGUAGE
+from rag.words.bilingual import GLOSSED_LANGUAGE
 from rag.judging.evidence import Evidence, ScoredUnit, gather_evidence
-from rag.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
-from rag.lexical import tokenize
-from rag.links import source_urls, unlink
-from rag.markers import neutralise
+from rag.words.languages import ByLanguage, detect_language, is_known, passage_language, texts_language
+from rag.words.lexical import tokenize
+from rag.safety.links import source_urls, unlink
+from rag.safety.markers import neutralise
 from rag.judging.quotable import ARTICLE, LIST_ITEM, Unit
-from rag.text import sentence_spans
+from rag.words.text import sentence_spans
 from rag.types import SECTION_SEPARATOR, Chunk
 
 # An article of a statute or a list item is one provision: it costs one sentence of the budget.
@@ -364,7 +364,7 @@ def extract_answer(
     evidence: Evidence | None = None,
 ) -> str | None:
     """Quoted, cited units (`> … [Sn]`) answering `question` from `sources`; None when nothing fits. A link
-    in a quote stays one only when it leads to a source's own URL (rag.links)."""
+    in a quote stays one only when it leads to a source's own URL (rag.safety.links)."""
     if not sources:
         raise ValueError("no sources to quote")
     evidence = evidence or gather_evidence(question, sources, idf, similarity, query=query)

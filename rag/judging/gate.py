@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from rag.judging import calibration
 from rag.judging.calibration import AnswerabilityModel, Calibration
-from rag.languages import detect_language, is_known, passage_language
-from rag.lexical import tokenize
+from rag.words.languages import detect_language, is_known, passage_language
+from rag.words.lexical import tokenize
 from rag.judging.scales import comparable, on_passage_scale, scale_of
 from rag.types import Chunk, Hit
 

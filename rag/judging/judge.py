@@ -25,9 +25,9 @@ from rag.judging.extractive import choose_quotes
 from rag.judging.gate import EvidenceGate, GateDecision
 from rag.judging.near_miss import TermSimilarity
 from rag.judging.quotable import Unit
-from rag.languages import detect_language, passage_language
-from rag.lexical import Idf
-from rag.parts import AnsweredPart, Part, quotes_by_part
+from rag.words.languages import detect_language, passage_language
+from rag.words.lexical import Idf
+from rag.judging.parts import AnsweredPart, Part, quotes_by_part
 from rag.types import Chunk, Hit
 
 # A part of a question is scored against every unit of the answer's passages: the passages are ranked for the
@@ -65,7 +65,7 @@ class Passages:
     rerank_scores: list[float] | None = None
     asked: int | None = None
     parts: list[Part] = field(default_factory=list)
-    top_k: int = 5  # passages before the other language's joined ones (rag.pools)
+    top_k: int = 5  # passages before the other language's joined ones (rag.answering.pools)
 
     @property
     def question_sources(self) -> list[Chunk]:
@@ -164,7 +164,7 @@ class Judge:
 
     def evidence(self, analysis: QuestionAnalysis, passages: Passages, meaning: Meaning,
                  timings: dict[str, float] | None = None) -> Evidence:
-        """The sentence evidence of the question's passages, and of each of its asks (rag.parts)."""
+        """The sentence evidence of the question's passages, and of each of its asks (rag.judging.parts)."""
         began = time.perf_counter()
         sources = passages.question_sources
         evidence = gather_evidence(analysis.text, sources, passages.idf, meaning.similarity(analysis.text),
@@ -178,7 +178,7 @@ class Judge:
         return evidence
 
     def _parts(self, passages: Passages, meaning: Meaning) -> list[AnsweredPart]:
-        """Of a question that asks more than one thing (rag.parts), each ask's own evidence — every unit of
+        """Of a question that asks more than one thing (rag.judging.parts), each ask's own evidence — every unit of
         the answer's passages, with those each ask found, scored against it — and the passages' cosines to it
         (the gate's passage signal, read per part)."""
         if not passages.parts or not passages.sources:
@@ -208,7 +208,7 @@ class Judge:
                decision: GateDecision | None) -> tuple[list[list[Unit]], list[Part]]:
         """The excerpts to quote, best first, and the asks left unanswered; none when the evidence holds no
         sentence to quote. Of a question that asks more than one thing, each ask the gate finds answered on its
-        own is quoted from its own best source, in the order asked (rag.parts), and the asks left unanswered
+        own is quoted from its own best source, in the order asked (rag.judging.parts), and the asks left unanswered
         are named."""
         if evidence is None:
             return [], []

@@ -15,16 +15,16 @@ import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rag.bilingual import chinese_for, first_sense, kind_of, senses, translations
-from rag.languages import codes_in, is_known, script_language, stop_words
-from rag.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
+from rag.words.bilingual import chinese_for, first_sense, kind_of, senses, translations
+from rag.words.languages import codes_in, is_known, script_language, stop_words
+from rag.words.lexical import UNSEEN, Idf, function_word, stem_words, tokenize, without_cjk, word_frequency, words
 from rag.judging import calibration
 from rag.judging.qualifiers import absent_qualifiers, doer_of
 from rag.judging.quotable import embedded_unit_text
 from rag.judging.scales import TRANSLATED_DENSE, comparable, measured_across, same_language_threshold, translation_for
 from rag.judging.word_class import can_name_a_topic
-from rag.synonyms import asks, is_key, light_verbs_object
-from rag.text import sentence_spans
+from rag.words.synonyms import asks, is_key, light_verbs_object
+from rag.words.text import sentence_spans
 from rag.types import Chunk
 
 if TYPE_CHECKING:

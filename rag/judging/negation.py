@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rag.judging import calibration
-from rag.lexical import words
+from rag.words.lexical import words
 
 T = TypeVar("T")
 # A sentence that denies (or gives the kind of answer asked for, rag.judging.answer_kind) may lead the answer in the
@@ -81,7 +81,7 @@ _WHICH = {
            "quantas"},
 }
 _WHICH_ZH = re.compile(r"什么|哪|谁|何|几|多少|怎么|怎样|如何")
-# (the same question words, read by rag.parts where a second ask begins)
+# (the same question words, read by rag.judging.parts where a second ask begins)
 QUESTION_WORDS, QUESTION_WORDS_ZH = _WHICH, _WHICH_ZH
 _QUESTIONS = re.compile(r"[?？。!！]")
 _ENGLISH_NOT = re.compile(r"n't\b|\bcan ?not\b", re.IGNORECASE)

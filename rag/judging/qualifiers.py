@@ -17,11 +17,11 @@ import difflib
 import re
 import unicodedata
 
-from rag.bilingual import translations
-from rag.jargon import plain_words
+from rag.words.bilingual import translations
+from rag.words.jargon import plain_words
 from rag.judging import calibration
-from rag.lexical import UNSEEN, Idf, function_word, tokenize, without_cjk
-from rag.synonyms import asks
+from rag.words.lexical import UNSEEN, Idf, function_word, tokenize, without_cjk
+from rag.words.synonyms import asks
 from rag.types import Chunk
 
 # A run of capitalised words (a name of two words is one qualifier: "New York", "San Francisco"), not opening
@@ -69,7 +69,7 @@ def _named(qualifier: str) -> bool:
 
 def _chinese_names(question: str) -> list[str]:
     """The proper nouns jieba tags in a Chinese question, and the capitalised Latin-script words it writes."""
-    from jieba import posseg  # (loaded with jieba's dictionary by rag.lexical)
+    from jieba import posseg  # (loaded with jieba's dictionary by rag.words.lexical)
 
     found = [pair.word for pair in posseg.lcut(question)
              if pair.flag.startswith(PROPER) and len(pair.word) > 1 and not without_cjk(pair.word).strip()]

@@ -2,7 +2,7 @@
 stays whole), full sentences of longer ones, table rows together with their column headers, and each code
 block whole, fenced (one that the passage starts inside of opens with the fence its lead repeats). A
 paragraph of images alone says nothing to quote, nor does a navigation passage — a table of contents, a
-sidebar (rag.navigation): its links name pages, they answer nothing.
+sidebar (rag.index.navigation): its links name pages, they answer nothing.
 
 Paragraphs are separated by blank lines; a single line break inside one is a soft wrap (Markdown,
 PDF text), so a quote never stops at the end of a wrapped line.
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from rag.text import hard_split, sentence_spans
+from rag.words.text import FENCE, code_and_prose, hard_split, sentence_spans
 from rag.types import Chunk
 
 UnitKind = Literal["paragraph", "sentence", "row", "code"]
@@ -29,7 +29,6 @@ ARTICLE = re.compile(r"^\s*第[一二三四五六七八九十百千零\d]+条")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[（(]?[一二三四五六七八九十\d]{1,3}[)）、])\s+")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _WORD = re.compile(r"\w")
 
@@ -79,41 +78,14 @@ def quotable_units(chunk: Chunk, source: int, first_index: int = 0) -> list[Unit
     return units
 
 
-def _opening_fence(lead: str) -> str | None:
-    """The fence a passage's lead opens (the passage starts inside that code block), else None."""
-    line = lead.split("\n", 1)[0]
-    return line.strip() if _FENCE.match(line) else None
-
-
-def code_and_prose(text: str, lead: str = "") -> list[tuple[int, int, str | None]]:
-    """The spans of a passage's `text` in order, each with the opening fence of the code block it is (None:
-    prose); `lead`: the passage's, whose fence opens the block its text starts inside of."""
-    fence = _opening_fence(lead)
-    spans: list[tuple[int, int, str | None]] = []
-    start, pos = 0, 0
-    for line in text.split("\n"):
-        marks = _FENCE.match(line)
-        if fence is None and marks:
-            if pos > start:
-                spans.append((start, pos, None))
-            start, fence = pos, line.strip()
-        elif fence is not None and marks and marks.group(1)[0] == fence[0] and not line.strip(fence[0] + " \t"):
-            spans.append((start, pos + len(line), fence))
-            start, fence = pos + len(line) + 1, None
-        pos += len(line) + 1
-    if len(text) > start:
-        spans.append((start, len(text), fence))
-    return spans
-
-
 def _code_unit(text: str, start: int, end: int, fence: str, source: int) -> Unit:
     """A code block (or the part of it in the passage) as quoted: between its fences."""
     body = text[start:end].strip("\n")
     lines = body.split("\n")
     marks = fence[: len(fence) - len(fence.lstrip(fence[0]))]
-    if not _FENCE.match(lines[0]):
+    if not FENCE.match(lines[0]):
         lines.insert(0, fence)
-    if len(lines) < 2 or not _FENCE.match(lines[-1]) or len(lines[-1].strip()) > len(marks):
+    if len(lines) < 2 or not FENCE.match(lines[-1]) or len(lines[-1].strip()) > len(marks):
         lines.append(marks)
     return Unit(source, start, end, "\n".join(lines), "code")
 

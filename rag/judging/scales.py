@@ -17,9 +17,9 @@ Two uses: reading a cross-language cosine with the calibrated gate model of the 
 
 from __future__ import annotations
 
-from rag.bilingual import translate
+from rag.words.bilingual import translate
 from rag.judging import calibration
-from rag.languages import KNOWN
+from rag.words.languages import KNOWN
 
 Level = str  # "dense": a whole passage; "sentence": a quotable unit with its title and headings
 
@@ -29,7 +29,7 @@ Level = str  # "dense": a whole passage; "sentence": a quotable unit with its ti
 _FITTED = calibration.default().scales
 ANCHORS: dict[tuple[str, str], dict[Level, tuple[float, float]]] = {
     pair_: dict(levels) for pair_, levels in _FITTED.anchors.items()}
-# A question in a language the dictionary does not know (rag.languages) is on the scale of the pair into
+# A question in a language the dictionary does not know (rag.words.languages) is on the scale of the pair into
 # the passage's language from the other known one: German, French and Japanese versions of squad2-zh's
 # questions put their answer at a median best passage cosine of .819, .839 and .816 (the Chinese ones
 # .813), and the handbook's questions in seven such languages the unrelated squad2 articles at .764-.794
@@ -66,7 +66,7 @@ LIFT: dict[tuple[str, str], dict[Level, float]] = {pair_: dict(levels) for pair_
 
 
 # Question language -> how much of an other-language passage's (or sentence's, or word's) cosine is measured
-# against the question translated word for word (rag.bilingual) instead of the question itself: the model
+# against the question translated word for word (rag.words.bilingual) instead of the question itself: the model
 # relates a bag of the passages' own words to them more closely than a question in another language. English
 # questions on all of lawref: R@5 .231 -> .500 at 0.6 (.462 at 0.5, .500 at 0.7); Chinese questions gain
 # nothing from their English gloss (squad2-zh R@5 .974 -> .947 at any share), so they are not translated.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag.lexical import function_word, tokenize
+from rag.words.lexical import function_word, tokenize
 
 # A heading's number, not a word the question may share (第一天 is no 第一章)
 NUMBERING = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零\d]+[章节编部篇条款]|[一二三四五六七八九十]+[、.．]|"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from rag.bilingual import chinese_for
-from rag.lexical import without_cjk
+from rag.words.bilingual import chinese_for
+from rag.words.lexical import without_cjk
 
 # jieba's tags (ICTCLAS) of word classes that never name a topic: adverbs (d), localisers (f), numerals and
 # measure words (m, mq, q), pronouns (r), prepositions (p), conjunctions (c), particles (u…, y), interjections
@@ -28,7 +28,7 @@ def _function_tag(flag: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _tags(text: str) -> tuple[tuple[str, str], ...]:
-    from jieba import posseg  # (jieba's dictionary is loaded by rag.lexical before any word is judged)
+    from jieba import posseg  # (jieba's dictionary is loaded by rag.words.lexical before any word is judged)
 
     return tuple((pair.word, pair.flag) for pair in posseg.lcut(text))
 

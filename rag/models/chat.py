@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 if TYPE_CHECKING:
     import openai

@@ -11,7 +11,7 @@ import json
 from typing import Literal, Protocol
 
 from rag.models.chat import Endpoint, ModelError
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 QWEN3_INSTRUCTION = "Given a question from an employee, judge whether the passage from the company knowledge base answers it"
 _QWEN3_SYSTEM = (

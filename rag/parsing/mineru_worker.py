@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 
 class ParserFailure(Exception):

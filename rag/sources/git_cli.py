@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.redaction import redact
+from rag.safety.redaction import redact
 
 # The GIT_* variables of our own environment that still apply: how to reach a server (ssh, certificates).
 # The others (GIT_DIR, GIT_TRACE_CURL, GIT_CONFIG_*...) would point git at another repository or log headers.

@@ -89,10 +89,10 @@ def test_nothing_but_the_answerer_reaches_into_its_pipeline():
 
 def test_the_scan_sees_function_level_imports_and_chains():
     """The checks above can fail: an import hidden in a function and a chain into the finder are caught."""
-    tree = ast.parse("def f(services):\n    from rag.prompt import detect_language\n"
-                     "    import rag.text\n    from rag import feedback\n    from rag.types import Scope\n"
+    tree = ast.parse("def f(services):\n    from rag.answering.prompt import detect_language\n"
+                     "    import rag.words.text\n    from rag import feedback\n    from rag.types import Scope\n"
                      "    return services.answerer.pipeline.finder.query_vector\n")
-    assert [m for _, m in _imported(tree) if _forbidden(m)] == ["rag.prompt", "rag.text", "rag.feedback"]
+    assert [m for _, m in _imported(tree) if _forbidden(m)] == ["rag.answering.prompt", "rag.words.text", "rag.feedback"]
     assert sorted(chain for _, chain in _chains(tree)) == ["answerer.pipeline", "pipeline.finder"]
 
 

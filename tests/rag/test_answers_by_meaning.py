@@ -510,7 +510,7 @@ def test_a_question_on_what_is_not_so_is_not_answered_with_what_is(handbook, que
     """The model reads "not encrypted" as "encrypted": the laptops rule says they are; quoted, it would
     answer the opposite of the question."""
     from rag.judging.gate import OPPOSITE
-    from rag.prompt import REFUSALS
+    from rag.answering.prompt import REFUSALS
 
     answer = ask(handbook, question)
     assert answer.refused and answer.refusal_reason == OPPOSITE, answer.text

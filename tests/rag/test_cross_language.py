@@ -13,10 +13,10 @@ from rag.config import Settings
 from rag.judging.evidence import gather_evidence
 from rag.judging.extractive import FROM_DOCUMENT, render_quotes
 from rag.judging.gate import best_dense
-from rag.languages import passage_language
-from rag.lexical import tokenize
+from rag.words.languages import passage_language
+from rag.words.lexical import tokenize
 from rag.judging.quotable import quotable_units
-from rag.retrieval import PassageLanguages
+from rag.index.retrieval import PassageLanguages
 from rag.types import Chunk, Hit
 from tests.conftest import build
 
@@ -165,7 +165,7 @@ def test_one_passage_has_one_language_in_retrieval_gate_evidence_and_answer(chun
 def test_the_other_languages_phrase_is_said_word_for_word():
     """第一天 is said by "Your first day", not by "first salary … two days a week": a sense of more than one word
     counts only as a phrase (rag.judging.evidence.ScoredUnit.said_under)."""
-    from tests.rag.test_prompt import chunk
+    from tests.rag.answering.test_prompt import chunk
 
     first_day = chunk("Arrive at 9:30 at the reception desk.", 1, "New Employee Onboarding Guide", ("Your first day",))
     elsewhere = chunk("Employees who work from home two days a week receive 300 EUR with the first salary.", 2,

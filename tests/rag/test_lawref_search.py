@@ -53,7 +53,7 @@ def test_path_filter_limits_results_to_one_statute(lawref_kb):
 
 
 def test_score_fusion_finds_the_gold_articles_and_scores_every_hit_both_ways(lawref_kb):
-    from rag.retrieval import FusionConfig, Retriever
+    from rag.index.retrieval import FusionConfig, Retriever
 
     kb, questions = lawref_kb
     retriever = Retriever(kb.store, kb.embedder, FusionConfig(method="scores"))

@@ -63,3 +63,36 @@ def test_the_sources_build_on_the_index(module):
 
     assert any(under(imported, "rag.index") for found, _, imported in imports_of(str(Path(file).parent))
                if found == file)
+
+
+def component_of(module: str) -> str | None:
+    """The package of rag a module is in (`rag.judging.gate` → "judging"); None for the shared base modules
+    directly in rag/ (types, config, access …) and for what is not rag."""
+    parts = module.split(".")
+    if parts[0] != "rag" or len(parts) < 2 or not (ROOT / "rag" / parts[1]).is_dir():
+        return None
+    return parts[1]
+
+
+def test_rags_components_import_one_another_without_a_cycle():
+    """rag reads as components a newcomer can name (words, safety, parsing, embedding, index, judging, answering,
+    feedback, sources, models), each building on those below it: no two import each other, however indirectly."""
+    uses: dict[str, set[str]] = {}
+    for file, _, module in imports_of("rag"):
+        importer, imported = component_of(file.removesuffix(".py").replace("/", ".")), component_of(module)
+        if importer and imported and imported != importer:
+            uses.setdefault(importer, set()).add(imported)
+
+    def reached(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for other in uses.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        return seen
+
+    cycles = sorted(f"{a} <-> {b}" for a in uses for b in reached(a) if a < b and a in reached(b))
+
+    assert len(uses) >= 8, "the components were found"
+    assert cycles == []

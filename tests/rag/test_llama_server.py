@@ -16,7 +16,7 @@ import pytest
 from rag.models.chat import ChatModel, Endpoint
 from rag.types import Answer
 from tests.processes import free_port, stop_process, wait_until_up
-from tests.rag.test_pipeline import collect, handbook, pipeline_for  # noqa: F401 - fixture reuse
+from tests.rag.answering.test_pipeline import collect, handbook, pipeline_for  # noqa: F401 - fixture reuse
 
 
 def _gguf() -> Path:

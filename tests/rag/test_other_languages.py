@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.judging.extractive import FROM_DOCUMENT, HEADERS
-from rag.prompt import REFUSALS
+from rag.answering.prompt import REFUSALS
 from tests.rag.judging.test_extractive import ask, quotes
 
 
@@ -69,7 +69,7 @@ def test_what_the_handbook_does_not_cover_is_refused_in_any_language(handbook, q
 def test_questions_in_general_are_written_in_every_language_of_the_answer_frame():
     """What an other-language sentence's closeness to any question is measured against, per asker."""
     from rag.judging.evidence import GENERAL_QUESTIONS
-    from rag.languages import TEXTS
+    from rag.words.languages import TEXTS
 
     assert set(GENERAL_QUESTIONS) == set(TEXTS)
     assert {len(questions) for questions in GENERAL_QUESTIONS.values()} == {len(GENERAL_QUESTIONS["en"])}

@@ -12,7 +12,7 @@ import pytest
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
-from rag.folding import fold
+from rag.safety.folding import fold
 from rag.types import Answer
 from tests.conftest import build
 from tests.fakes.openai_server import FakeOpenAIServer

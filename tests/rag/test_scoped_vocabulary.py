@@ -1,6 +1,6 @@
 """What an asker may not read never shows through the words the knowledge base is said to use, on both
 backends: "The knowledge base does not mention …" (rag.judging.near_miss) and the words looked for in place of the
-question's (rag.synonyms) are judged over the passages the asker may read. Before, board minutes only HR may
+question's (rag.words.synonyms) are judged over the passages the asker may read. Before, board minutes only HR may
 read that speak of stock options took that note from everyone else's answer, which told them such a document
 exists."""
 
@@ -17,7 +17,7 @@ import pytest
 from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.config import Settings
 from rag.judging.extractive import NEAR_MISS
-from rag.lexical import UNSEEN, tokenize
+from rag.words.lexical import UNSEEN, tokenize
 from rag.types import EVERYTHING, Answer, Scope
 from tests.conftest import HANDBOOK, build
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rag.judging.extractive import FROM_OTHER_DOCUMENT, HEADERS, NEAR_MISS
-from rag.prompt import REFUSALS
+from rag.answering.prompt import REFUSALS
 from tests.conftest import HANDBOOK, PROJECT, built_index
 from tests.rag.judging.test_extractive import ask, quotes
 

@@ -13,8 +13,8 @@ from bot.core.answering import (
     courtesy_reply,
     unsupported_note,
 )
-from rag.citations import NOT_IN_SOURCES
-from rag.languages import TEXTS
+from rag.answering.citations import NOT_IN_SOURCES
+from rag.words.languages import TEXTS
 from rag.types import Answer
 
 

@@ -9,7 +9,7 @@ import re
 
 from bot.slack.blocks import answer_blocks, markdown_pieces, paginate, plain_summary
 from rag.judging.extractive import NEAR_MISS
-from rag.refusal import refusal_text
+from rag.answering.refusal import refusal_text
 from rag.types import Answer, Chunk, Citation
 from tests.fakes.slack_api import block_problems
 

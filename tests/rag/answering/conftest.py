@@ -10,9 +10,9 @@ import pytest
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline
 from rag.answering.context import AnswerContext
-from rag.candidates import CandidateFinder
+from rag.answering.candidates import CandidateFinder
 from rag.config import Settings
-from rag.pipeline import AnswerPipeline
+from rag.answering.pipeline import AnswerPipeline
 from tests.conftest import HANDBOOK, build
 
 

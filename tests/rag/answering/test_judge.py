@@ -4,7 +4,7 @@ import asyncio
 
 from rag.judging import analysis as question_analysis
 from rag.judging.judge import Signals
-from rag.parts import question_parts
+from rag.judging.parts import question_parts
 from tests.rag.answering.conftest import pooled
 
 

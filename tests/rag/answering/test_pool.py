@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rag.languages import passage_language
+from rag.words.languages import passage_language
 from tests.rag.answering.conftest import found
 
 
@@ -16,7 +16,7 @@ def test_a_chinese_question_gets_the_top_passages_and_the_best_english_ones(hand
 
 
 def test_an_english_section_a_chinese_question_names_is_among_the_top_passages(handbook):
-    """"新员工第一天要做什么？" names "Your first day" in translation (rag.retrieval's named sections): it ranks
+    """"新员工第一天要做什么？" names "Your first day" in translation (rag.index.retrieval's named sections): it ranks
     among the top passages itself (it joined them from below before)."""
     pipeline = handbook.pipeline()
     ctx = found(pipeline.finder, "新员工第一天要做什么？")

@@ -1,4 +1,4 @@
-"""The threading rule of rag.pipeline: an answer's blocking stages run in one worker thread of its own, and the
+"""The threading rule of rag.answering.pipeline: an answer's blocking stages run in one worker thread of its own, and the
 event loop never reads Redis, SQLite or the index while an answer streams.
 
 Patch-free: a profiler (sys.setprofile / threading.setprofile, which only observe) records which thread
@@ -107,5 +107,5 @@ def test_the_loop_never_touches_redis_sqlite_or_the_index_and_each_answer_has_on
     assert len(workers) == len(QUESTIONS), "each answer's blocking stages run in one thread of its own"
     assert all({"redis", "sqlite", "index"} <= what for what in workers.values())
     others = {name: what for name, what in touches.items() if name not in workers and name != loop_thread}
-    # The retriever's own pool runs the dense search beside BM25 for the worker (rag.retrieval), nothing else.
+    # The retriever's own pool runs the dense search beside BM25 for the worker (rag.index.retrieval), nothing else.
     assert all(name.startswith("retrieve") and what == ["index"] for name, what in others.items()), others

@@ -39,7 +39,7 @@ def test_query_and_passage_forms_differ(local):
 
 
 def test_several_queries_in_one_call_are_the_queries_one_by_one(local):
-    """A question and its translation are embedded together (rag.retrieval); a lone one goes the single way."""
+    """A question and its translation are embedded together (rag.index.retrieval); a lone one goes the single way."""
     texts = ["How many days of paternity leave do I get?", "陪产假 天"]
     together = local.embed_queries(texts)
     assert together.shape == (2, local.dim)

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 import lxml.html
 from markdown_it import MarkdownIt
 
-from rag.chunking import Chunker, ChunkingConfig
+from rag.index.chunking import Chunker, ChunkingConfig
 from rag.parsing.markdown import parse_markdown
 from rag.index.anchors import line_range, line_ranges, passage_url, plain_text
 from rag.types import Chunk, ParsedDocument

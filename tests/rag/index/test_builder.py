@@ -18,7 +18,7 @@ from rag.embedding.base import EmbeddingError
 from rag.embedding.remote import OpenAIEmbedder
 from rag.index.builder import EmptyIndexError, IndexBuilder
 from rag.index.snapshot import IndexBusyError, IndexNotFoundError
-from rag.retrieval import IndexMismatchError, Retriever
+from rag.index.retrieval import IndexMismatchError, Retriever
 from tests.conftest import build, cli_env
 from tests.fakes.openai_server import FakeOpenAIServer
 

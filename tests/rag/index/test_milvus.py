@@ -235,7 +235,7 @@ def test_unknown_vector_store_is_refused(settings, tmp_path):
 
 def test_chinese_passages_glosses_are_searched_as_on_faiss_and_arrive_with_the_first_chinese_file(settings,
                                                                                                     tmp_path):
-    """An English question reads Chinese passages' glosses (rag.bilingual.gloss) in Milvus as in FAISS: a
+    """An English question reads Chinese passages' glosses (rag.words.bilingual.gloss) in Milvus as in FAISS: a
     knowledge base that starts in English and gains a Chinese file is written anew, glosses included."""
     docs = tmp_path / "docs"
     shutil.copytree(HANDBOOK, docs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.lexical import tokenize
+from rag.words.lexical import tokenize
 from rag.judging.sections import heading_words, named_section
 
 

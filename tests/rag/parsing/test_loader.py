@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.chunking import Chunker
+from rag.index.chunking import Chunker
 from rag.parsing.loader import DocumentLoader, SkipFile
 from rag.parsing.mineru_worker import MinerUOptions
 from rag.types import Citation
