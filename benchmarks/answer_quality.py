@@ -11,7 +11,9 @@ answerable questions: recall@5 and recall@10 of the gold among the candidates th
 and lawref: the hit rule of ../shared/datasets/README.md; handbook: a passage of the gold file), the share of
 answers that are right — squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers`
 strings (case and spacing ignored); lawref, lawref-en: the citations include the gold article —, the share
-whose first quote alone is right (the excerpt a reader meets first, and its citation), the share whose
+whose first quote alone is right (the excerpt a reader meets first, and its citation), the share that would be
+right had each quote been the whole paragraph or list of its passage that holds it (a paragraph-level citation;
+with the quotes' length each way), the share whose
 citations name the gold document (every gold document, for a multi-document question; `partly_correct` counts
 those of its answers that hold one part), how many sentences were quoted, how often the answer was a refusal
 (a false refusal), how many opened with the near-miss banner ("The knowledge base does not mention …": on an
@@ -44,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
-from benchmarks.question_sets import CORPORA, QuestionSet, first_quote, is_answerable, load_set  # noqa: E402
+from benchmarks.question_sets import (CORPORA, QuestionSet, excerpts, first_quote, is_answerable, load_set,  # noqa: E402
+                                      paragraphs_quoted)
 from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.words.text import sentence_spans  # noqa: E402
@@ -98,6 +101,10 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet, docs: Path) 
                     "near_miss": bool(final.near_miss) and not final.refused,
                     "correct": answered and qset.judge(row, final),
                     "first_correct": answered and qset.judge(row, first_quote(final)),
+                    # ... had each quote been its passage's whole paragraph (or list) instead
+                    "paragraph_correct": answered and qset.judge(row, paragraphs_quoted(final)),
+                    "quoted_chars": sum(len(text) for text, _ in excerpts(final)),
+                    "paragraph_chars": sum(len(line) - 2 for line in paragraphs_quoted(final).text.splitlines()),
                     "cites_gold": answered and cites_gold(row, final),
                     # A question asking for more than one thing: one of its parts answered
                     **({"partly": answered and qset.judge({**row, "answers_all": []}, final)}
@@ -128,6 +135,11 @@ def summarise(rows: list[dict]) -> dict:
         # ... by the first quote alone: what the reader meets first answers the question
         "first_quote_correct": round(sum(r.get("first_correct", False) for r in rows) / n, 4),
         "cites_gold": round(sum(r.get("cites_gold", False) for r in rows) / n, 4),
+        # ... had each quote been its whole paragraph or list (a paragraph-level citation), and how long the
+        # quotes are each way (characters, median of the answers given)
+        "paragraph_correct": round(sum(r.get("paragraph_correct", False) for r in rows) / n, 4),
+        "quoted_chars_p50": statistics.median([r.get("quoted_chars", 0) for r in answered] or [0]),
+        "paragraph_chars_p50": statistics.median([r.get("paragraph_chars", 0) for r in answered] or [0]),
         **({"partly_correct": sum(r["partly"] for r in rows if "partly" in r)}
            if any("partly" in r for r in rows) else {}),
         "refused": round(1 - len(answered) / n, 4),

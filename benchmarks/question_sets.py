@@ -53,6 +53,7 @@ from rag.evaluation import Gold, is_hit
 from rag.index.discovery import read_exclude_file
 from rag.safety.markers import CANONICAL
 from rag.types import Answer, Chunk
+from rag.words.text import sentence_spans
 
 CORPORA = load_manifest()
 SET_NAMES = ("squad2", "squad2-zh", "lawref", "lawref-en", "lawref-en-more", "squad2-zh-orig",
@@ -121,6 +122,54 @@ def first_quote(answer: Answer) -> Answer:
     markers = {int(n) for n in CANONICAL.findall(lines[-1])} if lines else set()
     cited = [c for c in answer.citations if c.marker in markers]
     return replace(answer, text="\n".join(lines), citations=cited)
+
+
+def excerpts(answer: Answer) -> list[tuple[str, set[int]]]:
+    """The quotes of an extractive answer, each as its `> …` lines up to a citation marker, with the markers."""
+    found: list[tuple[str, set[int]]] = []
+    lines: list[str] = []
+    for line in answer.text.splitlines():
+        if line.startswith(">"):
+            lines.append(line.lstrip("> "))
+            if CANONICAL.search(line):
+                markers = {int(n) for n in CANONICAL.findall(line)}
+                found.append((re.sub(r"\[\d+\]", "", " ".join(lines)).strip(), markers))
+                lines = []
+    return found
+
+
+_UNSPACED = re.compile(r"\s+")
+
+
+def paragraph_of(excerpt: str, chunk: Chunk) -> str:
+    """The Markdown blocks of `chunk` — a paragraph, or a whole list, between blank lines — that hold the
+    excerpt's sentences, in reading order; a sentence the passage does not hold as written (a quote is
+    unwrapped, its links cut down) or that is a table's row (quoted with its header already) stays as quoted."""
+    text = chunk.text
+    dense = [k for k, ch in enumerate(text) if not ch.isspace()]
+    squeezed = "".join(text[k] for k in dense)
+    blocks: dict[int, str] = {}
+    for a, b in sentence_spans(excerpt):
+        piece = _UNSPACED.sub("", excerpt[a:b])
+        at = squeezed.find(piece) if len(piece) >= 8 else -1
+        if at < 0:
+            blocks.setdefault(-1 - len(blocks), excerpt[a:b].strip())
+            continue
+        start = text.rfind("\n\n", 0, dense[at])
+        end = text.find("\n\n", dense[at])
+        block = text[0 if start < 0 else start + 2: len(text) if end < 0 else end].strip()
+        table = all(line.lstrip().startswith("|") for line in block.splitlines())
+        blocks.setdefault(dense[at] if table else start, excerpt[a:b].strip() if table else block)
+    return " ".join(blocks.values())
+
+
+def paragraphs_quoted(answer: Answer) -> Answer:
+    """`answer` with each quote replaced by the whole paragraph (or list) of its cited passage that holds it:
+    what a paragraph-level citation would quote (BENCHMARKS.md)."""
+    chunks = {c.marker: c.chunk for c in answer.citations}
+    quoted = [paragraph_of(text, chunks[min(markers & chunks.keys())]) if markers & chunks.keys() else text
+              for text, markers in excerpts(answer)]
+    return replace(answer, text="\n".join("> " + q.replace("\n", " ") for q in quoted))
 
 
 def squad_judge(row: dict, answer: Answer) -> bool:

@@ -15,7 +15,7 @@ import pytest
 from benchmarks import corpora
 from benchmarks.answer_quality import cites_gold
 from benchmarks.corpora import Corpus, load_manifest, materialise, question_problems
-from benchmarks.question_sets import corpus_judge
+from benchmarks.question_sets import corpus_judge, paragraphs_quoted
 from rag.types import Answer, Chunk, Citation
 
 KINDS = {"colloquial": 10, "wording": 5, "cross-language": 8, "multi-document": 4, "near-topic": 8}
@@ -185,3 +185,21 @@ def test_a_single_document_answer_cites_the_gold_when_it_names_any_gold_file():
            "gold": [{"file": "parent-leave.md", "text": "…"}, {"file": "offer-letter.md", "text": "…"}]}
     assert cites_gold(row, quoting(("offer-letter.md", "12 weeks paid new parent leave")))
     assert not cites_gold(row, quoting(("README.md", "* New Parent Leave")))
+
+
+LEARNING = ("Every employee has a learning budget.\n\n"
+            "The budget covers:\n- courses,\n- conferences up to\n  $4,000 a year,\n- books.\n\n"
+            "It resets every January.")
+
+
+def test_a_paragraph_level_citation_quotes_the_whole_list_or_paragraph_holding_the_quote():
+    cited = Answer(question="q", text="> - courses, [1]\n> Something said otherwise. [2]", refused=False,
+                   mode="extractive", citations=[Citation(1, chunk("learning.md", LEARNING)),
+                                                 Citation(2, chunk("other.md", "Nothing of it."))])
+    row = {"kind": "colloquial", "answers": ["$4,000 a year"], "gold": [{"file": "learning.md", "text": "…"}]}
+
+    widened = paragraphs_quoted(cited)
+
+    assert not corpus_judge(row, cited) and corpus_judge(row, widened)
+    assert widened.text.splitlines() == ["> The budget covers: - courses, - conferences up to   $4,000 a year, - books.",
+                                         "> Something said otherwise."]
