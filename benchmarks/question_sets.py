@@ -141,6 +141,19 @@ def excerpts(answer: Answer) -> list[tuple[str, set[int]]]:
 _UNSPACED = re.compile(r"\s+")
 
 
+def _sentences(text: str, shortest: int = 8) -> list[tuple[int, int]]:
+    """The sentence spans of `text`, one shorter than `shortest` characters (a list item's "1.") joined to the
+    next: too short to be found in a passage as itself."""
+    spans: list[tuple[int, int]] = []
+    carried = None
+    for a, b in sentence_spans(text):
+        a = a if carried is None else carried
+        carried = a if len(_UNSPACED.sub("", text[a:b])) < shortest else None
+        if carried is None:
+            spans.append((a, b))
+    return spans + ([(carried, len(text))] if carried is not None else [])
+
+
 def paragraph_of(excerpt: str, chunk: Chunk) -> str:
     """The Markdown blocks of `chunk` — a paragraph, or a whole list, between blank lines — that hold the
     excerpt's sentences, in reading order; a sentence the passage does not hold as written (a quote is
@@ -148,18 +161,18 @@ def paragraph_of(excerpt: str, chunk: Chunk) -> str:
     text = chunk.text
     dense = [k for k, ch in enumerate(text) if not ch.isspace()]
     squeezed = "".join(text[k] for k in dense)
-    blocks: dict[int, str] = {}
-    for a, b in sentence_spans(excerpt):
+    blocks: dict[tuple[str, int], str] = {}  # by where the block starts in the passage, or which sentence stayed
+    for a, b in _sentences(excerpt):
         piece = _UNSPACED.sub("", excerpt[a:b])
-        at = squeezed.find(piece) if len(piece) >= 8 else -1
+        at = squeezed.find(piece)
         if at < 0:
-            blocks.setdefault(-1 - len(blocks), excerpt[a:b].strip())
+            blocks[("kept", a)] = excerpt[a:b].strip()
             continue
         start = text.rfind("\n\n", 0, dense[at])
         end = text.find("\n\n", dense[at])
         block = text[0 if start < 0 else start + 2: len(text) if end < 0 else end].strip()
         table = all(line.lstrip().startswith("|") for line in block.splitlines())
-        blocks.setdefault(dense[at] if table else start, excerpt[a:b].strip() if table else block)
+        blocks.setdefault(("row", dense[at]) if table else ("block", start), excerpt[a:b].strip() if table else block)
     return " ".join(blocks.values())
 
 

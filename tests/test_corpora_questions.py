@@ -188,12 +188,12 @@ def test_a_single_document_answer_cites_the_gold_when_it_names_any_gold_file():
 
 
 LEARNING = ("Every employee has a learning budget.\n\n"
-            "The budget covers:\n- courses,\n- conferences up to\n  $4,000 a year,\n- books.\n\n"
+            "The budget covers:\n1. courses,\n2. conferences up to\n  $4,000 a year,\n3. books.\n\n"
             "It resets every January.")
 
 
 def test_a_paragraph_level_citation_quotes_the_whole_list_or_paragraph_holding_the_quote():
-    cited = Answer(question="q", text="> - courses, [1]\n> Something said otherwise. [2]", refused=False,
+    cited = Answer(question="q", text="> 1. courses, [1]\n> Something said otherwise. [2]", refused=False,
                    mode="extractive", citations=[Citation(1, chunk("learning.md", LEARNING)),
                                                  Citation(2, chunk("other.md", "Nothing of it."))])
     row = {"kind": "colloquial", "answers": ["$4,000 a year"], "gold": [{"file": "learning.md", "text": "…"}]}
@@ -201,5 +201,5 @@ def test_a_paragraph_level_citation_quotes_the_whole_list_or_paragraph_holding_t
     widened = paragraphs_quoted(cited)
 
     assert not corpus_judge(row, cited) and corpus_judge(row, widened)
-    assert widened.text.splitlines() == ["> The budget covers: - courses, - conferences up to   $4,000 a year, - books.",
+    assert widened.text.splitlines() == ["> The budget covers: 1. courses, 2. conferences up to   $4,000 a year, 3. books.",
                                          "> Something said otherwise."]
