@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from rag.safety.links import unlink
-from rag.index.navigation import is_navigation
+from rag.judging.navigation import is_navigation
 
 BlockKind = Literal["heading", "text", "table", "code"]
 SECTION_SEPARATOR = " › "
@@ -108,7 +108,7 @@ class Chunk:
 
     @property
     def navigation(self) -> bool:
-        """A list of links to pages — a table of contents, a sidebar (rag.index.navigation): ranked after content,
+        """A list of links to pages — a table of contents, a sidebar (rag.judging.navigation): ranked after content,
         never quoted."""
         return is_navigation(self.text)
 

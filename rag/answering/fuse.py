@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.index.navigation import content_first
+from rag.judging.navigation import content_first
 from rag.index.retrieval import reciprocal_rank_fusion
 from rag.types import Hit
 

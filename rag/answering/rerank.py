@@ -8,7 +8,7 @@ import time
 from rag.answering.context import AnswerContext, Candidates
 from rag.models.chat import ModelError
 from rag.models.rerank import Reranker
-from rag.index.navigation import content_first
+from rag.judging.navigation import content_first
 from rag.answering.prompt import defang
 from rag.types import Hit
 
@@ -23,7 +23,7 @@ class Rerank:
         return self.reranker is not None and bool(hits)
 
     async def run(self, ctx: AnswerContext, hits: list[Hit]) -> Candidates:
-        """`hits` by the reranker's scores, best first (navigation passages after content, rag.index.navigation); in
+        """`hits` by the reranker's scores, best first (navigation passages after content, rag.judging.navigation); in
         their fused order (and a notice) when it fails."""
         if self.reranker is None or not hits:
             return Candidates(hits)

@@ -23,7 +23,7 @@ from rag.index.search_index import IndexStore, Ranking, SearchIndex
 from rag.words.jargon import spelled_out
 from rag.words.languages import detect_language, is_known, passage_language
 from rag.words.lexical import TOKENIZER_NAME, tokenize
-from rag.index.navigation import content_first
+from rag.judging.navigation import content_first
 from rag.judging.scales import comparable, measured_across, translation_for
 from rag.judging.sections import named_section
 from rag.words.synonyms import expanded, is_key

@@ -1,8 +1,9 @@
 """Judging: from the question and its candidate passages to the decision — answer or refuse — and, for an
 answer without a model, the quotes. Retrieval (rag.index.retrieval, rag.answering.candidates, rag.answering.pools)
 finds the passages; answering (rag.answering.pipeline, its judge stage rag.answering.judge) calls this and streams
-what it decides. Two more readings of a question and an answer live here: the asks of a question that asks more
-than one thing (`parts`), and how well a passage supports a sentence of a model's answer (`support`).
+what it decides. Three more readings live here: the asks of a question that asks more than one thing
+(`parts`), the passages that only navigate — a table of contents, a sidebar — which rank after content and are
+never quoted (`navigation`), and how well a passage supports a sentence of a model's answer (`support`).
 
 The interface:
 

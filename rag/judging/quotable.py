@@ -2,7 +2,7 @@
 stays whole), full sentences of longer ones, table rows together with their column headers, and each code
 block whole, fenced (one that the passage starts inside of opens with the fence its lead repeats). A
 paragraph of images alone says nothing to quote, nor does a navigation passage — a table of contents, a
-sidebar (rag.index.navigation): its links name pages, they answer nothing.
+sidebar (rag.judging.navigation): its links name pages, they answer nothing.
 
 Paragraphs are separated by blank lines; a single line break inside one is a soft wrap (Markdown,
 PDF text), so a quote never stops at the end of a wrapped line.

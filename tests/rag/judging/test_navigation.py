@@ -9,7 +9,7 @@ import pytest
 from rag.answering.fuse import Fuse
 from rag.config import Settings
 from rag.knowledge_base import KnowledgeBase
-from rag.index.navigation import content_first, is_navigation
+from rag.judging.navigation import content_first, is_navigation
 from tests.conftest import built_index
 from tests.rag.judging.test_extractive import ask, quoted
 
