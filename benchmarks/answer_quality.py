@@ -12,18 +12,17 @@ and lawref: the hit rule of ../shared/datasets/README.md; handbook: a passage of
 answers that are right — squad2, squad2-zh, handbook: the quoted text contains one of the gold `answers`
 strings (case and spacing ignored); lawref, lawref-en: the citations include the gold article —, the share
 whose first quote alone is right (the excerpt a reader meets first, and its citation), the share that would be
-right had each quote been the whole paragraph or list of its passage that holds it (a paragraph-level citation;
-with the quotes' length each way), the share whose
-citations name the gold document (every gold document, for a multi-document question; `partly_correct` counts
-those of its answers that hold one part), how many sentences were quoted, how often the answer was a refusal
-(a false refusal), how many opened with the near-miss banner ("The knowledge base does not mention …": on an
-answerable question, a false banner) and the time to produce it; on the held-out corpora also, of every answer
-given, how many quote markup or code and how many introduce a quote as from a document in another language
-than the corpus's (benchmarks/quote_form.py). Where a set has unanswerable questions (squad2's; lawref's
-refusal.jsonl, answered from lawref without the files of refusal-exclude.txt; the handbook's answerable=false
-rows), the share of them refused. With `--gate off` every question is answered (the evidence gate never
-refuses), which measures the extractive selection alone; `default` runs the gate as configured, which is what
-a user gets.
+right had each quote been the whole paragraph or list of its passage that holds it (a paragraph-level
+citation; with the quotes' length each way), the share whose citations name the gold document (every gold
+document, for a multi-document question; `partly_correct` counts those of its answers that hold one part), how
+many sentences were quoted, how often the answer was a refusal (a false refusal), how many opened with the
+near-miss banner ("The knowledge base does not mention …": on an answerable question, a false banner) and the
+time to produce it; on the held-out corpora also, of every answer given, how many quote markup or code and how
+many introduce a quote as from a document in another language than the corpus's (benchmarks/quote_form.py).
+Where a set has unanswerable questions (squad2's; lawref's refusal.jsonl, answered from lawref without the
+files of refusal-exclude.txt; the handbook's answerable=false rows), the share of them refused. With
+`--gate off` every question is answered (the evidence gate never refuses), which measures the extractive
+selection alone; `default` runs the gate as configured, which is what a user gets.
 
 The work cache of DATA_DIR is seeded from ../shared/datasets/lawref/embeddings/ when it has none (a copy), so
 all of lawref indexes in about a minute. One JSON line per question, with the answer's text, goes to
@@ -47,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag.knowledge_base import KnowledgeBase, make_pipeline  # noqa: E402
 from benchmarks.common import DATASETS, save, seeded_settings  # noqa: E402
 from benchmarks.question_sets import (CORPORA, QuestionSet, excerpts, first_quote, is_answerable, load_set,  # noqa: E402
-                                      paragraphs_quoted)
+                                      paragraphs, quoting)
 from benchmarks.quote_form import mislabelled, quotes_markup  # noqa: E402
 from rag.config import Settings  # noqa: E402
 from rag.words.text import sentence_spans  # noqa: E402
@@ -91,6 +90,7 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet, docs: Path) 
         took = (time.perf_counter() - began) * 1000
         answerable = is_answerable(row)
         answered = answerable and not final.refused
+        widened = paragraphs(final)  # each quote as its passage's whole paragraph (or list)
         # The candidates the answer was made from (served from the pipeline's cache: not timed).
         found = await pipeline.finder.find(row["question"], final.rewritten_query, final.index_version)
         top = found.hits[: max(RECALL_AT)]
@@ -101,10 +101,9 @@ async def answer_all(pipeline, rows: list[dict], qset: QuestionSet, docs: Path) 
                     "near_miss": bool(final.near_miss) and not final.refused,
                     "correct": answered and qset.judge(row, final),
                     "first_correct": answered and qset.judge(row, first_quote(final)),
-                    # ... had each quote been its passage's whole paragraph (or list) instead
-                    "paragraph_correct": answered and qset.judge(row, paragraphs_quoted(final)),
+                    "paragraph_correct": answered and qset.judge(row, quoting(final, widened)),
                     "quoted_chars": sum(len(text) for text, _ in excerpts(final)),
-                    "paragraph_chars": sum(len(line) - 2 for line in paragraphs_quoted(final).text.splitlines()),
+                    "paragraph_chars": sum(map(len, widened)),
                     "cites_gold": answered and cites_gold(row, final),
                     # A question asking for more than one thing: one of its parts answered
                     **({"partly": answered and qset.judge({**row, "answers_all": []}, final)}

@@ -133,7 +133,7 @@ def excerpts(answer: Answer) -> list[tuple[str, set[int]]]:
             lines.append(line.lstrip("> "))
             if CANONICAL.search(line):
                 markers = {int(n) for n in CANONICAL.findall(line)}
-                found.append((re.sub(r"\[\d+\]", "", " ".join(lines)).strip(), markers))
+                found.append((CANONICAL.sub("", " ".join(lines)).strip(), markers))
                 lines = []
     return found
 
@@ -176,13 +176,24 @@ def paragraph_of(excerpt: str, chunk: Chunk) -> str:
     return " ".join(blocks.values())
 
 
-def paragraphs_quoted(answer: Answer) -> Answer:
-    """`answer` with each quote replaced by the whole paragraph (or list) of its cited passage that holds it:
-    what a paragraph-level citation would quote (BENCHMARKS.md)."""
+def paragraphs(answer: Answer) -> list[str]:
+    """Each quote of `answer` as the whole paragraph (or list) of its cited passage that holds it: what a
+    paragraph-level citation would quote (BENCHMARKS.md)."""
     chunks = {c.marker: c.chunk for c in answer.citations}
-    quoted = [paragraph_of(text, chunks[min(markers & chunks.keys())]) if markers & chunks.keys() else text
-              for text, markers in excerpts(answer)]
-    return replace(answer, text="\n".join("> " + q.replace("\n", " ") for q in quoted))
+    quoted = []
+    for text, markers in excerpts(answer):
+        cited = sorted(markers & chunks.keys())
+        quoted.append(paragraph_of(text, chunks[cited[0]]) if cited else text)
+    return quoted
+
+
+def quoting(answer: Answer, quotes: list[str]) -> Answer:
+    """`answer` with `quotes` as its quoted lines (each on one line), for a judge to read."""
+    return replace(answer, text="\n".join("> " + q.replace("\n", " ") for q in quotes))
+
+
+def paragraphs_quoted(answer: Answer) -> Answer:
+    return quoting(answer, paragraphs(answer))
 
 
 def squad_judge(row: dict, answer: Answer) -> bool:

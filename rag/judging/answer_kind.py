@@ -269,12 +269,12 @@ def kind_first(question: str, language: str, ranked: list[T], text: Callable[[T]
                language_of: Callable[[T], str], score: Callable[[T], float],
                meaning: Callable[[T], float] | None = None, on_topic: Callable[[T], bool] | None = None,
                ) -> list[T]:
-    """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when
-    it scores within `KIND_CLOSE` of the best; unchanged otherwise. A year or a time of day, which a sentence
-    that states none cannot answer, also leads by meaning: when it holds a key word of the question (`on_topic`) and its `meaning` alone (the
-    cosine) is within `AS_CLOSE` of the closest one's. The holiday table's "Closed" rows share "close"
-    with "What time does the office close?" and score ahead; the opening hours share its meaning (.8633
-    against .8686) and "office"."""
+    """`ranked` (best first) led by the best one that can give the kind of answer `question` asks for, when it
+    scores within `KIND_CLOSE` of the best; unchanged otherwise. A year or a time of day, which a sentence
+    that states none cannot answer, also leads by meaning: when it holds a key word of the question
+    (`on_topic`) and its `meaning` alone (the cosine) is within `AS_CLOSE` of the closest one's. The holiday
+    table's "Closed" rows share "close" with "What time does the office close?" and score ahead; the opening
+    hours share its meaning (.8633 against .8686) and "office"."""
     kind = asked_kind(question, language) if ranked else None
     if kind is None or kind == DATE:  # policies date their deadlines: which date answers is the excerpts'
         return ranked
