@@ -129,9 +129,19 @@ class MilvusStore:
             return call(method, *args, **kwargs)  # fails with the one-line error
 
     def _load(self, collection: str) -> None:
-        """Milvus Lite reopens collections released: load each once per process (a no-op on a server)."""
-        if collection not in self._loaded and self._get_or_none(self.client.load_collection, collection) is not None:
-            self._loaded.add(collection)
+        """Milvus Lite reopens collections released: load each once per process (a no-op on a server). One
+        that does not exist (yet) is loaded on a later call."""
+        from pymilvus.exceptions import MilvusException
+
+        if collection in self._loaded:
+            return
+        try:
+            self.client.load_collection(collection)
+        except MilvusException as exc:
+            if exc.code == _NOT_FOUND:
+                return
+            call(self.client.load_collection, collection)  # fails with the one-line error
+        self._loaded.add(collection)
 
     def _read_meta(self, version: str) -> tuple[Manifest, TermCounts, TermCounts | None]:
         rows = call(self.client.query, self.meta, filter=f"version == {quote(version)} and part >= 0",

@@ -105,6 +105,22 @@ def test_every_citation_field_survives_the_round_trip(settings, tmp_path):
     assert meal.chunk.heading_path == ("第四章 伙食补助",) and meal.chunk.doc_version == "2026-09-15"
 
 
+def test_questions_load_no_collection_again_and_ask_only_which_version_is_live(settings, tmp_path, monkeypatch):
+    """Milvus Lite forgets nothing it loaded while this process lives: a collection is loaded once, and each
+    later question asks Milvus only for the live version (every load was a round trip per question)."""
+    milvus = milvus_kb(settings, tmp_path)
+    milvus.refresh([HANDBOOK])
+    milvus.retriever.search("出差吃饭能报多少?", top_k=3)
+    client = milvus.store.client
+    loads: list[str] = []
+    load = client.load_collection
+    monkeypatch.setattr(client, "load_collection", lambda name, *a, **k: (loads.append(name), load(name, *a, **k))[1])
+    for question in ("出差吃饭能报多少?", "How many days of annual leave do I get?", "住酒店一晚最多报多少?"):
+        hits = milvus.retriever.search(question, top_k=3)
+        assert hits and hits[0].chunk.file
+    assert loads == []
+
+
 def test_path_filter_keeps_exactly_one_folder_whatever_its_name(settings, lawref, tmp_path):
     docs = tmp_path / "docs"
     folders = {'民事_2': GOLD_FILES[1], '民事%': GOLD_FILES[3], 'x"y\\z': GOLD_FILES[4], '刑事': GOLD_FILES[2]}
