@@ -343,11 +343,12 @@ class Retriever:
         query_vector: np.ndarray | None = None,
         allowed: Scope = EVERYTHING,
         translated_vector: np.ndarray | None = None,
+        index: SearchIndex | None = None,
     ) -> tuple[list[Hit], SearchTimings]:
         """Top-k hits and where the time went; `path_prefix` keeps only files under that folder (or that
         file), `allowed` only passages that scope allows (both inside each retriever, so top-k is filled from them);
         `query_vector` skips embedding the query (when the caller already has it), `translated_vector` the
-        question translated (`translation`)."""
+        question translated (`translation`); `index` the version an answer already reads (default: the live one)."""
         if not query or not query.strip():
             raise ValueError("query must not be empty")
         if top_k <= 0:
@@ -355,7 +356,7 @@ class Retriever:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         began = time.perf_counter()
-        snapshot = self.snapshot
+        snapshot = index or self.snapshot
         timings = SearchTimings()
         row_filter = snapshot.row_filter(path_prefix, allowed)
         depth = max(top_k, self.fusion.candidates)
@@ -447,12 +448,12 @@ class Retriever:
         timings.total_ms = (time.perf_counter() - began) * 1000
         return hits, timings
 
-    def translation(self, query: str) -> str:
-        """What a hybrid search of `query` also embeds: `query` translated word for word, when the live
-        knowledge base holds passages in the other language and cosines across that language pair are
-        measured partly against it (rag.judging.scales.translation_for); "" otherwise."""
+    def translation(self, query: str, index: SearchIndex | None = None) -> str:
+        """What a hybrid search of `query` also embeds: `query` translated word for word, when the knowledge
+        base (`index`, default: the live one) holds passages in the other language and cosines across that
+        language pair are measured partly against it (rag.judging.scales.translation_for); "" otherwise."""
         language = detect_language(query)
-        if self.fusion.method != "scores" or not holds_translation_target(self.snapshot, language):
+        if self.fusion.method != "scores" or not holds_translation_target(index or self.snapshot, language):
             return ""
         return translation_for(query, language)
 
