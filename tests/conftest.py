@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from rag.knowledge_base import KnowledgeBase
 from rag.config import Settings
@@ -31,12 +32,23 @@ ENTITLEMENT_ZH = "员工入职满一年后享受带薪年休假。"
 @pytest.fixture(scope="session")
 def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir whose work cache (embeddings, tokens) is shared by the whole run: by every pytest-xdist
-    worker too (their base temp folders share a parent), so that a text is embedded once per run."""
+    worker too (their base temp folders share a parent), so that a text is embedded once per run. It starts
+    from lawref's published work cache (its passages' vectors, as ../shared/datasets/lawref/embeddings says
+    to seed a data dir), so the statutes the tests index embed only their sentences."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return tmp_path_factory.mktemp("aie-data")
+        return seeded(tmp_path_factory.mktemp("aie-data"))
     shared = tmp_path_factory.getbasetemp().parent / "aie-data"
     shared.mkdir(exist_ok=True)
-    return shared
+    with FileLock(shared.parent / "aie-data.lock"):  # the first worker copies it
+        return seeded(shared)
+
+
+def seeded(data_dir: Path) -> Path:
+    seed, cache = LAWREF / "embeddings" / "cache.sqlite3", data_dir / "cache.sqlite3"
+    if seed.is_file() and not cache.exists():
+        shutil.copyfile(seed, data_dir / "cache.partial")
+        (data_dir / "cache.partial").replace(cache)
+    return data_dir
 
 
 @pytest.fixture

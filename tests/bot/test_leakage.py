@@ -111,7 +111,21 @@ def slack_seen(slack: SlackApiServer, channel: str, since: int) -> tuple[str, in
     return json.dumps([c.args for c in calls], ensure_ascii=False), len(finished)
 
 
-def ask_slack(running, slack, place: Place, questions: list[str]) -> str:
+class Asked:
+    """Questions sent to one place over its chat surface: what arrived there since, and whether every
+    answer has finished."""
+
+    def __init__(self, seen, answered, count: int) -> None:
+        self._seen, self._answered, self.count = seen, answered, count
+
+    def finished(self) -> bool:
+        return self._answered() >= self.count
+
+    def seen(self) -> str:
+        return self._seen()
+
+
+def send_slack(running, slack, place: Place, questions: list[str]) -> Asked:
     since = len(slack.calls)
     for question in questions:
         text = question if place.direct else f"<@{BOT_USER}> {question}"
@@ -119,18 +133,36 @@ def ask_slack(running, slack, place: Place, questions: list[str]) -> str:
         kind = {"type": "message", "channel_type": "im"} if place.direct else {"type": "app_mention"}
         running.event({**kind, "channel": place.conversation, "user": place.user, "text": text, "ts": ts,
                        "event_ts": ts, "team": TEAM})
-    wait_for(lambda: slack_seen(slack, place.conversation, since)[1] >= len(questions), 300)
-    return slack_seen(slack, place.conversation, since)[0]
+    return Asked(lambda: slack_seen(slack, place.conversation, since)[0],
+                 lambda: slack_seen(slack, place.conversation, since)[1], len(questions))
 
 
-def ask_teams(running, connector, place: Place, questions: list[str]) -> str:
+def send_teams(running, connector, place: Place, questions: list[str]) -> Asked:
     since = len(connector.calls_to(place.conversation))
     for question in questions:
         post(running, activity(connector, question, conversation=place.conversation, user=place.user,
                                kind="personal" if place.direct else "channel", mention=not place.direct))
-    wait_for(lambda: len([c for c in connector.final_messages(place.conversation)
-                          if c in connector.calls_to(place.conversation)[since:]]) >= len(questions), 300)
-    return json.dumps([c.body for c in connector.calls_to(place.conversation)[since:]], ensure_ascii=False)
+
+    def answered() -> int:
+        calls = connector.calls_to(place.conversation)[since:]
+        return len([c for c in connector.final_messages(place.conversation) if c in calls])
+
+    return Asked(lambda: json.dumps([c.body for c in connector.calls_to(place.conversation)[since:]],
+                                    ensure_ascii=False), answered, len(questions))
+
+
+def ask_slack(running, slack, place: Place, questions: list[str]) -> str:
+    """The questions asked in one Slack place, and everything sent there until each is answered."""
+    asked = send_slack(running, slack, place, questions)
+    wait_for(asked.finished, 300)
+    return asked.seen()
+
+
+def ask_teams(running, connector, place: Place, questions: list[str]) -> str:
+    """The questions asked in one Teams place, and everything sent there until each is answered."""
+    asked = send_teams(running, connector, place, questions)
+    wait_for(asked.finished, 300)
+    return asked.seen()
 
 
 class Seen:
@@ -174,22 +206,27 @@ def ask_core(running, place: Place, questions: list[str]) -> str:
 
 def sweep(running, slack, connector, docs: list[Document], places: list[Place], *, core: bool = False,
           questions: list[str] | None = None) -> dict[str, list[str]]:
-    """The questions (default: every probe) from every place — through the core, or through the place's chat
-    surface over HTTP; the tags each place saw that it must not have."""
+    """The questions (default: every probe) from every place — through the core, one place after another, or
+    through each place's chat surface over HTTP, every place at once (a personal chat in Teams streams one
+    answer at a time, at Teams' pace); the tags each place saw that it must not have."""
     questions = questions or [p.question for p in probes(docs)]
     leaks: dict[str, list[str]] = {}
-    for place in places:
-        for start in range(0, len(questions), BATCH):
-            part = questions[start : start + BATCH]
-            if core:
-                seen = ask_core(running, place, part)
-            elif place.platform == "slack":
-                seen = ask_slack(running, slack, place, part)
-            else:
-                seen = ask_teams(running, connector, place, part)
-            found = leaked_tags(seen, docs, place.allows)
-            if found:
-                leaks.setdefault(f"{place.platform} {place.conversation} {place.user}", []).extend(found)
+
+    def check(place: Place, seen: str) -> None:
+        if found := leaked_tags(seen, docs, place.allows):
+            leaks.setdefault(f"{place.platform} {place.conversation} {place.user}", []).extend(found)
+
+    for start in range(0, len(questions), BATCH):
+        part = questions[start : start + BATCH]
+        if core:
+            for place in places:
+                check(place, ask_core(running, place, part))
+            continue
+        asked = [(place, send_slack(running, slack, place, part) if place.platform == "slack"
+                  else send_teams(running, connector, place, part)) for place in places]
+        wait_for(lambda: all(a.finished() for _, a in asked), 300)
+        for place, a in asked:
+            check(place, a.seen())
     return leaks
 
 
