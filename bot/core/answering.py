@@ -198,6 +198,13 @@ class _Slot:
             self.held = False
             self._slots.release()
 
+    def give_back(self) -> None:
+        """The answer is made: what is left (delivering it at the platform's pace) only waits, so the slot goes
+        to the next question for good."""
+        if self.held and asyncio.current_task() is self._owner:
+            self.held = False
+            self._slots.release()
+
     @asynccontextmanager
     async def lent(self) -> AsyncIterator[None]:
         # Only the answering task itself may lend: a task it started (e.g. an SDK's stream drain, which inherits
@@ -236,7 +243,8 @@ class Answerer:
         self.feedback = feedback
         self.metrics = metrics
         # Later questions wait their turn: retrieval and extractive answers are CPU work, so on a small
-        # machine a burst of questions otherwise starves the acks and every answer.
+        # machine a burst of questions otherwise starves the acks and every answer. A slot is held while the
+        # answer is made, not while the platform takes its final message (Teams then pauses a second).
         self._slots = asyncio.Semaphore(max_concurrent)
 
     async def answer(self, question: Question, reply: ReplySink, *,
@@ -280,6 +288,8 @@ class Answerer:
         if self.metrics is not None:
             self.metrics.answered(final, question.platform)
         answer_id = await self._record(final, question)
+        if slot := _slot.get():
+            slot.give_back()
         try:
             await reply.finish(final, answer_id)
         except Exception as exc:  # noqa: BLE001 - the platform refused the final message, or it failed to build

@@ -150,6 +150,26 @@ def test_an_answer_waiting_out_a_rate_limit_lends_its_slot_and_waits_at_most_ten
     assert 9.5 <= retried.time - limited.time <= 12, "Retry-After is honoured up to 10 seconds"
 
 
+
+def test_an_answer_being_delivered_holds_no_slot(handbook_index, slack, tmp_path):
+    """Once an answer is made, posting it (here a final update Slack takes four seconds to accept) only waits:
+    the other question, asked at the same time, is answered meanwhile, with one slot for both."""
+    slack.slow("chat.update", 4)
+    bot = run_bot(handbook_index, slack, tmp_path, chat_settings={"AIE_MAX_CONCURRENT_ANSWERS": 1})
+    try:
+        asked = [mention(slack, "出差吃饭能报多少?"), mention(slack, "How long must a password be?")]
+        for event in asked:
+            bot.event(event)
+        wait_for(lambda: len(finished(slack)) == 2, timeout=60)
+    finally:
+        bot.stop()
+    streams = {c.response["ts"]: c.args["thread_ts"] for c in slack.calls_to("chat.startStream")}
+    first = finished(slack)[0]  # the first final update to arrive (both take four seconds)
+    other = next(c for c in slack.calls_to("chat.startStream") if c.args["thread_ts"] != streams[first.args["ts"]])
+    assert other.time < first.time + 3, "the other answer began while the first was being posted"
+    assert {streams[c.args["ts"]] for c in finished(slack)} == {e["ts"] for e in asked}
+
+
 # ------------------------------------------------------------------------ item 13: whose thread, asked once
 
 
