@@ -112,17 +112,17 @@ def slack_seen(slack: SlackApiServer, channel: str, since: int) -> tuple[str, in
 
 
 class Asked:
-    """Questions sent to one place over its chat surface: what arrived there since, and whether every
-    answer has finished."""
+    """Questions sent to one place over its chat surface: `progress()` is what arrived there since, and how many
+    answers finished."""
 
-    def __init__(self, seen, answered, count: int) -> None:
-        self._seen, self._answered, self.count = seen, answered, count
+    def __init__(self, progress, count: int) -> None:
+        self.progress, self.count = progress, count
 
     def finished(self) -> bool:
-        return self._answered() >= self.count
+        return self.progress()[1] >= self.count
 
     def seen(self) -> str:
-        return self._seen()
+        return self.progress()[0]
 
 
 def send_slack(running, slack, place: Place, questions: list[str]) -> Asked:
@@ -133,8 +133,7 @@ def send_slack(running, slack, place: Place, questions: list[str]) -> Asked:
         kind = {"type": "message", "channel_type": "im"} if place.direct else {"type": "app_mention"}
         running.event({**kind, "channel": place.conversation, "user": place.user, "text": text, "ts": ts,
                        "event_ts": ts, "team": TEAM})
-    return Asked(lambda: slack_seen(slack, place.conversation, since)[0],
-                 lambda: slack_seen(slack, place.conversation, since)[1], len(questions))
+    return Asked(lambda: slack_seen(slack, place.conversation, since), len(questions))
 
 
 def send_teams(running, connector, place: Place, questions: list[str]) -> Asked:
@@ -143,12 +142,12 @@ def send_teams(running, connector, place: Place, questions: list[str]) -> Asked:
         post(running, activity(connector, question, conversation=place.conversation, user=place.user,
                                kind="personal" if place.direct else "channel", mention=not place.direct))
 
-    def answered() -> int:
+    def progress() -> tuple[str, int]:
         calls = connector.calls_to(place.conversation)[since:]
-        return len([c for c in connector.final_messages(place.conversation) if c in calls])
+        answered = [c for c in connector.final_messages(place.conversation) if c in calls]
+        return json.dumps([c.body for c in calls], ensure_ascii=False), len(answered)
 
-    return Asked(lambda: json.dumps([c.body for c in connector.calls_to(place.conversation)[since:]],
-                                    ensure_ascii=False), answered, len(questions))
+    return Asked(progress, len(questions))
 
 
 def ask_slack(running, slack, place: Place, questions: list[str]) -> str:
